@@ -1,0 +1,423 @@
+#include "broker/broker_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/logging.h"
+#include "util/mem.h"
+
+enum bcfg_type { BT_BOOL, BT_I32, BT_I64, BT_STR };
+
+typedef struct bcfg_key_s {
+    const char *key;
+    enum bcfg_type type;
+    size_t off;
+    const char *dflt;
+} bcfg_key_t;
+
+#define K(name, type, field, dflt) {name, type, offsetof(broker_config_t, field), dflt}
+
+/* Keys with a single field; the ones with synonyms or structure
+ * (log.dirs, listeners, retention and roll units, roles) are handled in
+ * code below. Defaults are Kafka 4.x's. */
+static const bcfg_key_t bcfg_keys[] = {
+    K("node.id", BT_I32, node_id, "1"),
+    K("num.partitions", BT_I32, num_partitions, "1"),
+    K("default.replication.factor", BT_I32, default_replication_factor, "1"),
+    K("auto.create.topics.enable", BT_BOOL, auto_create_topics_enable, "true"),
+    K("delete.topic.enable", BT_BOOL, delete_topic_enable, "true"),
+    K("socket.request.max.bytes", BT_I32, socket_request_max_bytes, "104857600"),
+    K("socket.send.buffer.bytes", BT_I32, socket_send_buffer_bytes, "102400"),
+    K("socket.receive.buffer.bytes", BT_I32, socket_receive_buffer_bytes, "102400"),
+    K("connections.max.idle.ms", BT_I64, connections_max_idle_ms, "600000"),
+    K("max.connections", BT_I32, max_connections, "2147483647"),
+    K("message.max.bytes", BT_I32, message_max_bytes, "1048588"),
+    K("log.segment.bytes", BT_I64, log_segment_bytes, "1073741824"),
+    K("log.retention.bytes", BT_I64, log_retention_bytes, "-1"),
+    K("log.retention.check.interval.ms", BT_I64, log_retention_check_interval_ms, "300000"),
+    K("log.index.interval.bytes", BT_I32, log_index_interval_bytes, "4096"),
+    K("log.index.size.max.bytes", BT_I32, log_index_size_max_bytes, "10485760"),
+    K("log.flush.interval.messages", BT_I64, log_flush_interval_messages, "9223372036854775807"),
+    K("log.flush.scheduler.interval.ms", BT_I64, log_flush_scheduler_interval_ms,
+      "9223372036854775807"),
+    K("log.flush.offset.checkpoint.interval.ms", BT_I64,
+      log_flush_offset_checkpoint_interval_ms, "60000"),
+    K("log.segment.delete.delay.ms", BT_I64, log_segment_delete_delay_ms, "60000"),
+    K("log.message.timestamp.before.max.ms", BT_I64, log_message_timestamp_before_max_ms,
+      "9223372036854775807"),
+    K("log.message.timestamp.after.max.ms", BT_I64, log_message_timestamp_after_max_ms,
+      "3600000"),
+    K("min.insync.replicas", BT_I32, min_insync_replicas, "1"),
+    K("compression.type", BT_STR, compression_type, "producer"),
+    K("log.cleanup.policy", BT_STR, log_cleanup_policy, "delete"),
+    K("producer.id.expiration.ms", BT_I32, producer_id_expiration_ms, "86400000"),
+    K("transactional.id.expiration.ms", BT_I32, transactional_id_expiration_ms, "604800000"),
+    K("group.initial.rebalance.delay.ms", BT_I64, group_initial_rebalance_delay_ms, "3000"),
+    K("offsets.topic.num.partitions", BT_I32, offsets_topic_num_partitions, "50"),
+    K("controller.listener.names", BT_STR, controller_listener_names, ""),
+    K("inter.broker.listener.name", BT_STR, inter_broker_listener_name, "PLAINTEXT"),
+};
+
+static int bcfg_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    while (*end && isspace((unsigned char)*end))
+        end++;
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int bcfg_set(broker_config_t *cfg, const bcfg_key_t *k, const char *val)
+{
+    void *field = (char *)cfg + k->off;
+    int64_t v;
+
+    switch (k->type) {
+    case BT_BOOL:
+        if (!strcasecmp(val, "true"))
+            *(bool *)field = true;
+        else if (!strcasecmp(val, "false"))
+            *(bool *)field = false;
+        else
+            return -1;
+        return 0;
+    case BT_I32:
+        if (bcfg_parse_i64(val, &v) < 0 || v < INT32_MIN || v > INT32_MAX)
+            return -1;
+        *(int32_t *)field = (int32_t)v;
+        return 0;
+    case BT_I64:
+        if (bcfg_parse_i64(val, &v) < 0)
+            return -1;
+        *(int64_t *)field = v;
+        return 0;
+    case BT_STR:
+        free(*(char **)field);
+        *(char **)field = xstrdup(val);
+        return 0;
+    }
+    return -1;
+}
+
+/* Reads the first of several synonym keys that is set, scaled to ms. */
+static int bcfg_ms_synonyms(broker_config_t *cfg, const char *const *keys, const int64_t *scale,
+                            int n, int64_t dflt, int64_t *out)
+{
+    *out = dflt;
+    for (int i = 0; i < n; i++) {
+        const char *s = props_get(&cfg->props, keys[i]);
+        int64_t v;
+        if (!s)
+            continue;
+        if (bcfg_parse_i64(s, &v) < 0) {
+            lg_error("config: %s: not a number: '%s'", keys[i], s);
+            return -1;
+        }
+        *out = v < 0 ? -1 : v * scale[i];
+        return 0;
+    }
+    return 0;
+}
+
+static char *bcfg_trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* Returns the protocol mapped to listener name in "NAME:PROTO,..." or the
+ * name itself when it is one of Kafka's protocol names. */
+static char *bcfg_map_protocol(const char *name, const char *map)
+{
+    if (map) {
+        char *copy = xstrdup(map), *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            char *colon = strchr(tok, ':');
+            if (!colon)
+                continue;
+            *colon = '\0';
+            if (!strcasecmp(bcfg_trim(tok), name)) {
+                char *proto = xstrdup(bcfg_trim(colon + 1));
+                free(copy);
+                return proto;
+            }
+        }
+        free(copy);
+    }
+    return xstrdup(name);
+}
+
+void broker_config_free_listeners(bcfg_listener_t *l, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(l[i].name);
+        free(l[i].host);
+        free(l[i].protocol);
+    }
+    free(l);
+}
+
+static int bcfg_parse_one_listener(char *tok, const char *protocol_map, bcfg_listener_t *l)
+{
+    char *sep = strstr(tok, "://");
+    if (!sep)
+        return -1;
+    *sep = '\0';
+    char *hostport = sep + 3;
+    char *colon = strrchr(hostport, ':');
+    if (!colon)
+        return -1;
+    *colon = '\0';
+    int64_t port;
+    if (bcfg_parse_i64(colon + 1, &port) < 0 || port < 0 || port > 65535)
+        return -1;
+    char *host = hostport;
+    if (host[0] == '[') { /* [::1] */
+        host++;
+        char *rb = strchr(host, ']');
+        if (rb)
+            *rb = '\0';
+    }
+    l->name = xstrdup(bcfg_trim(tok));
+    l->host = xstrdup(host);
+    l->port = (int)port;
+    l->protocol = bcfg_map_protocol(l->name, protocol_map);
+    return 0;
+}
+
+int broker_config_parse_listeners(const char *spec, const char *protocol_map,
+                                  bcfg_listener_t **out)
+{
+    char *copy = xstrdup(spec), *save = NULL;
+    bcfg_listener_t *arr = NULL;
+    int n = 0;
+
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        tok = bcfg_trim(tok);
+        if (!*tok)
+            continue;
+        arr = xrealloc(arr, (size_t)(n + 1) * sizeof(*arr));
+        memset(&arr[n], 0, sizeof(arr[n]));
+        if (bcfg_parse_one_listener(tok, protocol_map, &arr[n]) < 0) {
+            broker_config_free_listeners(arr, n);
+            free(copy);
+            *out = NULL;
+            return -1;
+        }
+        n++;
+    }
+    free(copy);
+    *out = arr;
+    return n;
+}
+
+static int bcfg_load_roles(broker_config_t *cfg)
+{
+    const char *roles = props_get(&cfg->props, "process.roles");
+    if (!roles) {
+        cfg->role_broker = cfg->role_controller = true;
+        return 0;
+    }
+    char *copy = xstrdup(roles), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        tok = bcfg_trim(tok);
+        if (!strcmp(tok, "broker"))
+            cfg->role_broker = true;
+        else if (!strcmp(tok, "controller"))
+            cfg->role_controller = true;
+        else if (*tok) {
+            lg_error("config: process.roles: unknown role '%s'", tok);
+            free(copy);
+            return -1;
+        }
+    }
+    free(copy);
+    if (!cfg->role_broker) {
+        lg_error("config: process.roles must include 'broker' (a controller-only node is not "
+                 "supported yet)");
+        return -1;
+    }
+    return 0;
+}
+
+static int bcfg_load_dirs(broker_config_t *cfg)
+{
+    const char *dirs = props_get(&cfg->props, "log.dirs");
+    if (!dirs)
+        dirs = props_get(&cfg->props, "log.dir");
+    if (!dirs)
+        dirs = "/tmp/kraft-combined-logs";
+    char *copy = xstrdup(dirs), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        tok = bcfg_trim(tok);
+        if (!*tok)
+            continue;
+        cfg->log_dirs = xrealloc(cfg->log_dirs, (size_t)(cfg->nlog_dirs + 1) * sizeof(char *));
+        cfg->log_dirs[cfg->nlog_dirs++] = xstrdup(tok);
+    }
+    free(copy);
+    if (!cfg->nlog_dirs) {
+        lg_error("config: log.dirs is empty");
+        return -1;
+    }
+    return 0;
+}
+
+static int bcfg_load_listeners(broker_config_t *cfg)
+{
+    const char *map = props_get(&cfg->props, "listener.security.protocol.map");
+    const char *spec = props_get(&cfg->props, "listeners");
+    const char *adv = props_get(&cfg->props, "advertised.listeners");
+
+    if (!spec)
+        spec = "PLAINTEXT://:9092";
+    cfg->nlisteners = broker_config_parse_listeners(spec, map, &cfg->listeners);
+    if (cfg->nlisteners <= 0) {
+        lg_error("config: listeners: cannot parse '%s'", spec);
+        return -1;
+    }
+    if (adv) {
+        cfg->nadvertised = broker_config_parse_listeners(adv, map, &cfg->advertised);
+        if (cfg->nadvertised < 0) {
+            lg_error("config: advertised.listeners: cannot parse '%s'", adv);
+            return -1;
+        }
+    }
+    for (int i = 0; i < cfg->nlisteners; i++) {
+        const char *p = cfg->listeners[i].protocol;
+        if (strcmp(p, "PLAINTEXT") != 0) {
+            lg_error("config: listener %s uses security protocol %s, which Strand does not "
+                     "support yet (only PLAINTEXT)", cfg->listeners[i].name, p);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bcfg_load_special(broker_config_t *cfg)
+{
+    static const char *ret_keys[] = {"log.retention.ms", "log.retention.minutes",
+                                     "log.retention.hours"};
+    static const int64_t ret_scale[] = {1, 60000, 3600000};
+    static const char *roll_keys[] = {"log.roll.ms", "log.roll.hours"};
+    static const int64_t roll_scale[] = {1, 3600000};
+    static const char *flush_keys[] = {"log.flush.interval.ms"};
+    static const int64_t flush_scale[] = {1};
+
+    if (bcfg_load_roles(cfg) < 0 || bcfg_load_dirs(cfg) < 0 || bcfg_load_listeners(cfg) < 0)
+        return -1;
+    if (bcfg_ms_synonyms(cfg, ret_keys, ret_scale, 3, 168 * 3600000LL, &cfg->log_retention_ms) ||
+        bcfg_ms_synonyms(cfg, roll_keys, roll_scale, 2, 168 * 3600000LL, &cfg->log_roll_ms) ||
+        bcfg_ms_synonyms(cfg, flush_keys, flush_scale, 1, -1, &cfg->log_flush_interval_ms))
+        return -1;
+    if (cfg->log_flush_interval_ms < 0) /* Kafka: defaults to the scheduler interval */
+        cfg->log_flush_interval_ms = cfg->log_flush_scheduler_interval_ms;
+    const char *tt = props_get(&cfg->props, "log.message.timestamp.type");
+    if (tt && strcmp(tt, "CreateTime") && strcmp(tt, "LogAppendTime")) {
+        lg_error("config: log.message.timestamp.type must be CreateTime or LogAppendTime");
+        return -1;
+    }
+    cfg->log_message_timestamp_log_append = tt && !strcmp(tt, "LogAppendTime");
+    const char *lvl = props_get(&cfg->props, "log.level");
+    cfg->log_level = LG_INFO;
+    if (lvl && !strcasecmp(lvl, "debug"))
+        cfg->log_level = LG_DEBUG;
+    else if (lvl && !strcasecmp(lvl, "warn"))
+        cfg->log_level = LG_WARN;
+    else if (lvl && !strcasecmp(lvl, "error"))
+        cfg->log_level = LG_ERROR;
+    /* Read so that they are not reported as ignored: a single node is its
+     * own quorum, which is what these keys describe in a 1-node setup. */
+    props_get(&cfg->props, "controller.quorum.voters");
+    props_get(&cfg->props, "controller.quorum.bootstrap.servers");
+    return 0;
+}
+
+static int bcfg_validate(broker_config_t *cfg)
+{
+    if (cfg->node_id < 0) {
+        lg_error("config: node.id must be >= 0");
+        return -1;
+    }
+    if (cfg->num_partitions < 1) {
+        lg_error("config: num.partitions must be >= 1");
+        return -1;
+    }
+    if (cfg->socket_request_max_bytes < 1 || cfg->message_max_bytes < 0 ||
+        cfg->log_segment_bytes < 14 || cfg->log_index_interval_bytes < 0 ||
+        cfg->log_index_size_max_bytes < 8) {
+        lg_error("config: a size setting is out of range");
+        return -1;
+    }
+    return 0;
+}
+
+int broker_config_load(broker_config_t *cfg, const char *path, char *const *overrides,
+                       int noverrides)
+{
+    int errline = 0;
+
+    memset(cfg, 0, sizeof(*cfg));
+    props_init(&cfg->props);
+    if (path && props_load(&cfg->props, path, &errline) < 0) {
+        if (errno == EINVAL)
+            lg_error("config: %s:%d: malformed line", path, errline);
+        else
+            lg_error("config: cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < noverrides; i++) {
+        const char *eq = strchr(overrides[i], '=');
+        if (!eq) {
+            lg_error("config: --override '%s' is not key=value", overrides[i]);
+            return -1;
+        }
+        char *key = xstrndup(overrides[i], (size_t)(eq - overrides[i]));
+        props_set(&cfg->props, bcfg_trim(key), eq + 1);
+        free(key);
+    }
+    for (size_t i = 0; i < sizeof(bcfg_keys) / sizeof(bcfg_keys[0]); i++) {
+        const bcfg_key_t *k = &bcfg_keys[i];
+        const char *v = props_get(&cfg->props, k->key);
+        if (bcfg_set(cfg, k, bcfg_trim((char *)(v ? v : k->dflt))) < 0) {
+            lg_error("config: %s: invalid value '%s'", k->key, v);
+            return -1;
+        }
+    }
+    if (bcfg_load_special(cfg) < 0)
+        return -1;
+    return bcfg_validate(cfg);
+}
+
+void broker_config_report_ignored(broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->props.n; i++)
+        if (!cfg->props.v[i].used)
+            lg_warn("config: '%s' is not implemented by Strand yet and is ignored",
+                    cfg->props.v[i].key);
+}
+
+void broker_config_free(broker_config_t *cfg)
+{
+    for (size_t i = 0; i < sizeof(bcfg_keys) / sizeof(bcfg_keys[0]); i++)
+        if (bcfg_keys[i].type == BT_STR)
+            free(*(char **)((char *)cfg + bcfg_keys[i].off));
+    for (int i = 0; i < cfg->nlog_dirs; i++)
+        free(cfg->log_dirs[i]);
+    free(cfg->log_dirs);
+    broker_config_free_listeners(cfg->listeners, cfg->nlisteners);
+    broker_config_free_listeners(cfg->advertised, cfg->nadvertised);
+    props_free(&cfg->props);
+}
