@@ -1,10 +1,51 @@
-/* strand: a Kafka-protocol broker. */
+/* strand: a broker that speaks the Apache Kafka protocol.
+ *
+ *   strand [path/to/server.properties] [--override key=value]...
+ */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "util/logging.h"
+
+static void main_usage(void)
+{
+    fprintf(stderr, "usage: strand [server.properties] [--override key=value]...\n");
+}
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "strand: not yet\n");
-    return 1;
+    const char *path = NULL;
+    char **overrides = calloc((size_t)argc, sizeof(char *));
+    int noverrides = 0;
+    broker_config_t cfg;
+    static broker_t broker; /* the one broker context */
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--override") && i + 1 < argc) {
+            overrides[noverrides++] = argv[++i];
+        } else if (!strncmp(argv[i], "--override=", 11)) {
+            overrides[noverrides++] = argv[i] + 11;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            main_usage();
+            free(overrides);
+            return 0;
+        } else if (argv[i][0] != '-' && !path) {
+            path = argv[i];
+        } else {
+            main_usage();
+            free(overrides);
+            return 2;
+        }
+    }
+    int rc = broker_config_load(&cfg, path, overrides, noverrides);
+    free(overrides);
+    if (rc < 0) {
+        broker_config_free(&cfg);
+        return 2;
+    }
+    if (broker_start(&broker, &cfg) < 0)
+        return 1;
+    return broker_run(&broker);
 }

@@ -244,6 +244,15 @@ static void net_conn_update_events(net_conn_t *conn)
         net_conn_close(conn, strerror(errno));
 }
 
+static void net_conn_process_deferred(net_loop_t *loop, void *data)
+{
+    net_conn_t *conn = data;
+    (void)loop;
+    if (!conn->closing)
+        net_conn_process(conn);
+    net_conn_release(conn);
+}
+
 static void net_conn_complete(net_conn_t *conn)
 {
     conn->busy = 0;
@@ -258,9 +267,11 @@ static void net_conn_complete(net_conn_t *conn)
         return;
     }
     if (!conn->in_process) {
+        /* Answered from outside this connection's own dispatch (a parked
+         * fetch woken by another client's produce): take up the next
+         * request later, not nested inside the other client's handler. */
         net_conn_hold(conn);
-        net_conn_process(conn);
-        net_conn_release(conn);
+        net_loop_defer(conn->loop, net_conn_process_deferred, conn);
     }
 }
 

@@ -1,0 +1,109 @@
+#include "api/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/kerr.h"
+#include "util/logging.h"
+#include "util/mem.h"
+
+/* Ranges: what Kafka 4.x accepts, except where noted. Produce advertises
+ * from 0 because librdkafka's compression probes look for v0 in the
+ * advertised range, as Kafka 4.0 does (KAFKA-18659); v0-2 are refused. */
+static const api_entry_t api_entries[] = {
+    {0, 3, 12, 0, api_produce},
+    {1, 4, 17, 4, api_fetch},
+    {2, 1, 10, 1, api_list_offsets},
+    {3, 0, 13, 0, api_metadata},
+    {18, 0, 4, 0, api_versions},
+    {22, 0, 5, 0, api_init_producer_id},
+    {23, 2, 4, 2, api_offset_for_leader_epoch},
+    {60, 0, 1, 0, api_describe_cluster},
+};
+
+const api_entry_t *api_table(int *n)
+{
+    *n = (int)(sizeof(api_entries) / sizeof(api_entries[0]));
+    return api_entries;
+}
+
+static const api_entry_t *api_find(int16_t key)
+{
+    for (size_t i = 0; i < sizeof(api_entries) / sizeof(api_entries[0]); i++)
+        if (api_entries[i].key == key)
+            return &api_entries[i];
+    return NULL;
+}
+
+void api_reply_begin(api_req_t *req, buf_t *out)
+{
+    buf_init(out);
+    buf_put_i32(out, 0); /* size, patched in api_reply_end */
+    proto_resp_header_encode(out, req->hdr.api_key, req->hdr.api_version,
+                             req->hdr.correlation_id);
+}
+
+void api_reply_end(api_req_t *req, buf_t *out)
+{
+    buf_set_i32(out, 0, (int32_t)(buf_total(out) - 4));
+    net_conn_reply(req->conn, out);
+}
+
+void api_close(api_req_t *req, const char *why)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s (api %d v%d, correlation id %d)", why, req->hdr.api_key,
+             req->hdr.api_version, req->hdr.correlation_id);
+    net_conn_close(req->conn, msg);
+    net_conn_done(req->conn);
+}
+
+char *api_cstr(api_req_t *req, proto_str_t s)
+{
+    if (s.len < 0)
+        return NULL;
+    return arena_strndup(req->arena, s.p, (size_t)s.len);
+}
+
+void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
+{
+    api_conn_t *ac = conn->udata;
+    api_req_t *req = arena_calloc(&conn->arena, 1, sizeof(*req));
+    size_t hdr_len = 0;
+
+    req->b = ac->b;
+    req->conn = conn;
+    req->arena = &conn->arena;
+    req->now_ms = net_now_wall_ms();
+    if (proto_req_header_decode(&req->hdr, frame, len, &hdr_len) < 0) {
+        net_conn_close(conn, "malformed request header");
+        net_conn_done(conn);
+        return;
+    }
+    req->body = frame + hdr_len;
+    req->body_len = len - hdr_len;
+
+    const api_entry_t *e = api_find(req->hdr.api_key);
+    if (!e) {
+        api_close(req, "unknown API key");
+        return;
+    }
+    /* ApiVersions answers every version (with the v0 fallback when it is
+     * too new), so that clients can negotiate. */
+    if (e->key != 18 && (req->hdr.api_version < e->min_ver || req->hdr.api_version > e->max_ver)) {
+        api_close(req, "unsupported API version");
+        return;
+    }
+    e->handler(req);
+}
+
+void api_on_close(net_conn_t *conn)
+{
+    api_conn_t *ac = conn->udata;
+    if (ac && ac->pending && ac->cancel) {
+        void *p = ac->pending;
+        ac->pending = NULL;
+        ac->cancel(p);
+    }
+}

@@ -1,0 +1,77 @@
+/* Request dispatch: one table of the APIs we serve, their handlers and the
+ * version ranges we advertise. The table is the single truth for
+ * ApiVersions: an API is in it only when every advertised version is
+ * implemented. Handlers decode their request, act through the lower
+ * layers, and answer with api_reply(); they never touch a socket. */
+#ifndef STRAND_API_H
+#define STRAND_API_H
+
+#include <stdint.h>
+
+#include "broker/broker.h"
+#include "net/net_conn.h"
+#include "proto/proto.h"
+
+typedef struct api_req_s {
+    broker_t *b;
+    net_conn_t *conn;
+    proto_req_header_t hdr;
+    uint8_t *body; /* points into the frame; writable (produce patches batches) */
+    size_t body_len;
+    arena_t *arena;
+    int64_t now_ms; /* wall clock at arrival */
+} api_req_t;
+
+typedef void api_handler_t(api_req_t *req);
+
+typedef struct api_entry_s {
+    int16_t key;
+    int16_t min_ver;     /* lowest version we accept */
+    int16_t max_ver;
+    int16_t adv_min_ver; /* lowest advertised (Produce advertises 0, see API-TABLE) */
+    api_handler_t *handler;
+} api_entry_t;
+
+/* The table, ordered by key; *n gets its length. */
+const api_entry_t *api_table(int *n);
+
+/* net_conn_ops_t callbacks. */
+void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len);
+void api_on_close(net_conn_t *conn);
+
+/* Reply framing around a generated encoder. */
+void api_reply_begin(api_req_t *req, buf_t *out);
+void api_reply_end(api_req_t *req, buf_t *out);
+#define API_REPLY(req, api, resp)                                                                  \
+    do {                                                                                           \
+        buf_t api_out_;                                                                            \
+        api_reply_begin((req), &api_out_);                                                         \
+        proto_##api##_resp_encode((resp), (req)->hdr.api_version, &api_out_);                      \
+        api_reply_end((req), &api_out_);                                                           \
+    } while (0)
+
+/* Closes the connection of a request that cannot be answered (as Kafka
+ * does for an unparsable request), after logging why. */
+void api_close(api_req_t *req, const char *why);
+
+/* Copies a protocol string into the arena as a C string. */
+char *api_cstr(api_req_t *req, proto_str_t s);
+
+/* Per-connection state kept by the api layer. */
+typedef struct api_conn_s {
+    broker_t *b;
+    void *pending;               /* a parked request (delayed fetch), or NULL */
+    void (*cancel)(void *pending);
+} api_conn_t;
+
+/* Handlers, one per file. */
+void api_versions(api_req_t *req);
+void api_metadata(api_req_t *req);
+void api_produce(api_req_t *req);
+void api_fetch(api_req_t *req);
+void api_list_offsets(api_req_t *req);
+void api_offset_for_leader_epoch(api_req_t *req);
+void api_describe_cluster(api_req_t *req);
+void api_init_producer_id(api_req_t *req);
+
+#endif

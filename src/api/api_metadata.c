@@ -1,0 +1,142 @@
+/* Metadata (key 3): brokers, cluster id, topics and partition leaders.
+ * Unknown topics are created on request when auto.create.topics.enable
+ * is set and the client allows it, as Kafka does. */
+#include <string.h>
+
+#include "api/api.h"
+#include "api/kerr.h"
+
+static int32_t *api_md_self(api_req_t *req)
+{
+    int32_t *v = arena_alloc(req->arena, sizeof(int32_t));
+    *v = req->b->cfg.node_id;
+    return v;
+}
+
+static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_response_topic_t *t,
+                              topic_t *topic)
+{
+    int32_t *self = api_md_self(req);
+    t->name.p = topic->name;
+    t->name.len = (int32_t)topic->name_len;
+    memcpy(t->topic_id.b, topic->id, 16);
+    t->is_internal = topic->internal;
+    t->partitions.n = topic->nparts;
+    t->partitions.v = arena_calloc(req->arena, (size_t)topic->nparts, sizeof(*t->partitions.v));
+    for (int32_t i = 0; i < topic->nparts; i++) {
+        proto_metadata_resp_metadata_response_partition_t *p = &t->partitions.v[i];
+        part_t *part = topic->parts[i];
+        proto_metadata_resp_metadata_response_partition_init(p);
+        p->partition_index = i;
+        p->replica_nodes.n = p->isr_nodes.n = 1;
+        p->replica_nodes.v = p->isr_nodes.v = self;
+        p->offline_replicas.n = 0;
+        if (part) {
+            p->leader_id = *self;
+            p->leader_epoch = part->leader_epoch;
+        } else {
+            p->error_code = KERR_LEADER_NOT_AVAILABLE;
+            p->leader_id = -1;
+            p->isr_nodes.n = 0;
+            p->offline_replicas.n = 1;
+            p->offline_replicas.v = self;
+        }
+    }
+}
+
+/* Resolves one requested topic, creating it if allowed. */
+static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic_t *rt,
+                       proto_metadata_resp_metadata_response_topic_t *t, int auto_create)
+{
+    broker_t *b = req->b;
+    topic_t *topic = NULL;
+
+    proto_metadata_resp_metadata_response_topic_init(t);
+    if (rt->name.len < 0) {
+        /* v10+: by topic id; the answer carries no name if unknown. */
+        topic = part_topic_by_id(b->reg, rt->topic_id.b);
+        t->topic_id = rt->topic_id;
+        if (!topic) {
+            t->error_code = KERR_UNKNOWN_TOPIC_ID;
+            return;
+        }
+    } else {
+        t->name = rt->name;
+        topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
+        if (!topic) {
+            int16_t err = part_topic_name_check(rt->name.p, (size_t)rt->name.len);
+            if (err) {
+                t->error_code = err;
+                return;
+            }
+            if (!auto_create || !b->cfg.auto_create_topics_enable) {
+                t->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                return;
+            }
+            err = part_topic_create(b->reg, rt->name.p, (size_t)rt->name.len,
+                                    b->cfg.num_partitions, NULL, req->now_ms, &topic);
+            if (err == KERR_TOPIC_ALREADY_EXISTS)
+                topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
+            if (!topic) {
+                t->error_code = err;
+                return;
+            }
+        }
+    }
+    api_md_fill_topic(req, t, topic);
+}
+
+static void api_md_all(api_req_t *req, proto_metadata_resp_t *resp)
+{
+    size_t pos = 0;
+    int n = 0;
+    topic_t *topic;
+
+    resp->topics.v = arena_calloc(req->arena, req->b->reg->by_name.count + 1,
+                                  sizeof(*resp->topics.v));
+    while ((topic = part_topic_next(req->b->reg, &pos))) {
+        proto_metadata_resp_metadata_response_topic_init(&resp->topics.v[n]);
+        api_md_fill_topic(req, &resp->topics.v[n], topic);
+        n++;
+    }
+    resp->topics.n = n;
+}
+
+void api_metadata(api_req_t *req)
+{
+    proto_metadata_req_t r;
+    proto_metadata_resp_t resp;
+    int16_t ver = req->hdr.api_version;
+    const char *host;
+    int port;
+
+    proto_metadata_req_init(&r);
+    if (proto_metadata_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
+        api_close(req, "malformed Metadata request");
+        return;
+    }
+    proto_metadata_resp_init(&resp);
+    broker_advertised(req->b, &host, &port);
+    resp.brokers.n = 1;
+    resp.brokers.v = arena_calloc(req->arena, 1, sizeof(*resp.brokers.v));
+    proto_metadata_resp_metadata_response_broker_init(&resp.brokers.v[0]);
+    resp.brokers.v[0].node_id = req->b->cfg.node_id;
+    resp.brokers.v[0].host.p = host;
+    resp.brokers.v[0].host.len = (int32_t)strlen(host);
+    resp.brokers.v[0].port = port;
+    resp.cluster_id.p = req->b->cluster_id;
+    resp.cluster_id.len = (int32_t)strlen(req->b->cluster_id);
+    resp.controller_id = req->b->cfg.node_id;
+
+    /* v0: an empty list means all topics; v1+: null means all. */
+    if (r.topics.n < 0 || (ver == 0 && r.topics.n == 0)) {
+        api_md_all(req, &resp);
+    } else {
+        int auto_create = ver < 4 ? 1 : r.allow_auto_topic_creation;
+        resp.topics.n = r.topics.n;
+        resp.topics.v = arena_calloc(req->arena, (size_t)r.topics.n + 1, sizeof(*resp.topics.v));
+        for (int32_t i = 0; i < r.topics.n; i++)
+            api_md_one(req, &r.topics.v[i], &resp.topics.v[i], auto_create);
+    }
+    API_REPLY(req, metadata, &resp);
+}

@@ -1,0 +1,123 @@
+/* Produce (key 0): validate each partition's batch as Kafka does, append
+ * it, wake waiting fetches. With one replica, acks=1 and acks=-1 are both
+ * satisfied by the local append; durability beyond the page cache comes
+ * from the flush policy (log.flush.interval.*). */
+#include <errno.h>
+#include <string.h>
+
+#include "api/api_util.h"
+#include "log/log_batch.h"
+#include "util/logging.h"
+
+/* Kafka's INVALID_TXN_STATE: transactional batches need a coordinator. */
+#define KERR_INVALID_TXN_STATE 48
+
+static void api_produce_flush_policy(api_req_t *req, part_t *part)
+{
+    const topic_cfg_t *cfg = &part->topic->cfg;
+    if (log_unflushed_messages(part->log) < cfg->flush_messages)
+        return;
+    if (log_flush(part->log, req->now_ms) < 0)
+        lg_error("%s-%d: flush failed: %s", part->topic->name, part->index, strerror(errno));
+}
+
+static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto_records_t *rec,
+                               proto_produce_resp_partition_produce_response_t *pr)
+{
+    const topic_cfg_t *cfg = &part->topic->cfg;
+    log_batch_limits_t lim;
+    log_batch_hdr_t hdr;
+    log_append_result_t res;
+
+    if (rec->len <= 0)
+        return KERR_INVALID_RECORD;
+    if (acks == -1 && cfg->min_insync_replicas > 1)
+        return KERR_NOT_ENOUGH_REPLICAS;
+    memset(&lim, 0, sizeof(lim));
+    lim.max_message_bytes = cfg->max_message_bytes;
+    lim.timestamp_log_append = cfg->log.timestamp_type == 1;
+    lim.ts_before_max_ms = cfg->ts_before_max_ms;
+    lim.ts_after_max_ms = cfg->ts_after_max_ms;
+    lim.now_ms = req->now_ms;
+    lim.compacted = cfg->compacted;
+    lim.produce_version = req->hdr.api_version;
+    int16_t err = log_batch_validate(rec->p, (size_t)rec->len, &lim, &hdr);
+    if (err)
+        return err;
+    if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(hdr.attributes))
+        return KERR_INVALID_TXN_STATE;
+    /* The batch lives in the request frame, which we own and may patch. */
+    err = log_append(part->log, (uint8_t *)rec->p, (size_t)rec->len, part->leader_epoch,
+                     req->now_ms, &res);
+    if (err)
+        return err;
+    pr->base_offset = res.base_offset;
+    pr->log_append_time_ms = res.log_append_time;
+    pr->log_start_offset = res.log_start_offset;
+    if (!res.duplicate) {
+        api_produce_flush_policy(req, part);
+        part_notify(part);
+    }
+    return KERR_NONE;
+}
+
+static void api_produce_topic(api_req_t *req, int16_t acks,
+                              proto_produce_req_topic_produce_data_t *td,
+                              proto_produce_resp_topic_produce_response_t *tr, int *failed)
+{
+    topic_t *topic = td->name.len >= 0
+                         ? part_topic_get(req->b->reg, td->name.p, (size_t)td->name.len)
+                         : NULL;
+    tr->name = td->name;
+    tr->partition_responses.n = td->partition_data.n < 0 ? 0 : td->partition_data.n;
+    tr->partition_responses.v = arena_calloc(req->arena, (size_t)tr->partition_responses.n + 1,
+                                             sizeof(*tr->partition_responses.v));
+    for (int32_t j = 0; j < tr->partition_responses.n; j++) {
+        proto_produce_req_partition_produce_data_t *pd = &td->partition_data.v[j];
+        proto_produce_resp_partition_produce_response_t *pr = &tr->partition_responses.v[j];
+        proto_produce_resp_partition_produce_response_init(pr);
+        pr->index = pd->index;
+        part_t *part = topic ? part_get(topic, pd->index) : NULL;
+        int16_t err = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        if (part && acks != 0 && acks != 1 && acks != -1)
+            err = KERR_INVALID_REQUIRED_ACKS;
+        else if (part)
+            err = api_produce_one(req, acks, part, &pd->records, pr);
+        if (err) {
+            pr->error_code = err;
+            pr->base_offset = -1;
+            *failed = 1;
+        }
+    }
+}
+
+void api_produce(api_req_t *req)
+{
+    proto_produce_req_t r;
+    proto_produce_resp_t resp;
+    int failed = 0;
+
+    proto_produce_req_init(&r);
+    if (proto_produce_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
+                                 req->arena) < 0) {
+        api_close(req, "malformed Produce request");
+        return;
+    }
+    proto_produce_resp_init(&resp);
+    resp.responses.n = r.topic_data.n < 0 ? 0 : r.topic_data.n;
+    resp.responses.v = arena_calloc(req->arena, (size_t)resp.responses.n + 1,
+                                    sizeof(*resp.responses.v));
+    for (int32_t i = 0; i < resp.responses.n; i++) {
+        proto_produce_resp_topic_produce_response_init(&resp.responses.v[i]);
+        api_produce_topic(req, r.acks, &r.topic_data.v[i], &resp.responses.v[i], &failed);
+    }
+    if (r.acks == 0) {
+        /* No answer is expected; a failure can only be signalled by
+         * closing the connection, as Kafka does. */
+        if (failed)
+            net_conn_close(req->conn, "acks=0 produce failed");
+        net_conn_done(req->conn);
+        return;
+    }
+    API_REPLY(req, produce, &resp);
+}

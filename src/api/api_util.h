@@ -1,0 +1,26 @@
+/* Small helpers shared by the data-plane handlers. */
+#ifndef STRAND_API_UTIL_H
+#define STRAND_API_UTIL_H
+
+#include "api/api.h"
+#include "api/kerr.h"
+
+/* Kafka's check of a client's current_leader_epoch against ours: -1 skips
+ * it, an older one is fenced, a newer one is not known yet. */
+static inline int16_t api_check_epoch(const part_t *part, int32_t current)
+{
+    if (current < 0 || current == part->leader_epoch)
+        return KERR_NONE;
+    return current < part->leader_epoch ? KERR_FENCED_LEADER_EPOCH : KERR_UNKNOWN_LEADER_EPOCH;
+}
+
+/* Looks a partition up by topic name. */
+static inline part_t *api_part(api_req_t *req, proto_str_t topic, int32_t index)
+{
+    if (topic.len < 0)
+        return NULL;
+    topic_t *t = part_topic_get(req->b->reg, topic.p, (size_t)topic.len);
+    return t ? part_get(t, index) : NULL;
+}
+
+#endif

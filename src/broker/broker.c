@@ -1,0 +1,391 @@
+/* Start-up, the periodic jobs and shutdown of the broker process. */
+#include "broker/broker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "util/logging.h"
+#include "util/mem.h"
+
+#define BROKER_PID_BLOCK 1000
+#define BROKER_PID_FILE "strand-producer-id-block"
+
+static const net_conn_ops_t broker_conn_ops;
+
+static void broker_topic_defaults(const broker_config_t *cfg, topic_cfg_t *t)
+{
+    part_topic_cfg_defaults(t);
+    t->log.segment_bytes = cfg->log_segment_bytes;
+    t->log.segment_ms = cfg->log_roll_ms;
+    t->log.retention_ms = cfg->log_retention_ms;
+    t->log.retention_bytes = cfg->log_retention_bytes;
+    t->log.index_interval_bytes = cfg->log_index_interval_bytes;
+    t->log.segment_index_bytes = cfg->log_index_size_max_bytes;
+    t->log.file_delete_delay_ms = cfg->log_segment_delete_delay_ms;
+    t->log.flush_messages = cfg->log_flush_interval_messages;
+    t->log.flush_ms = cfg->log_flush_interval_ms;
+    t->log.producer_id_expiration_ms = cfg->producer_id_expiration_ms;
+    t->log.timestamp_type = cfg->log_message_timestamp_log_append ? 1 : 0;
+    t->max_message_bytes = cfg->message_max_bytes;
+    t->min_insync_replicas = cfg->min_insync_replicas;
+    t->ts_before_max_ms = cfg->log_message_timestamp_before_max_ms;
+    t->ts_after_max_ms = cfg->log_message_timestamp_after_max_ms;
+    t->compacted = strstr(cfg->log_cleanup_policy, "compact") != NULL;
+    t->flush_messages = cfg->log_flush_interval_messages;
+    t->flush_ms = cfg->log_flush_interval_ms;
+}
+
+/* ---- producer ids ---- */
+
+static char *broker_pid_path(broker_t *b)
+{
+    size_t n = strlen(b->cfg.log_dirs[0]) + sizeof(BROKER_PID_FILE) + 2;
+    char *p = xmalloc(n);
+    snprintf(p, n, "%s/%s", b->cfg.log_dirs[0], BROKER_PID_FILE);
+    return p;
+}
+
+/* The file holds one decimal number: the first id of the next block.
+ * Written to a temporary file, fsynced and renamed into place, so a
+ * crash leaves either the old or the new block, never a reused one. */
+static int broker_pid_reserve(broker_t *b)
+{
+    char *path = broker_pid_path(b);
+    size_t n = strlen(path) + 5;
+    char *tmp = xmalloc(n), line[32];
+    int64_t end = b->producer_id_block_end + BROKER_PID_BLOCK;
+    int rc = -1;
+
+    snprintf(tmp, n, "%s.tmp", path);
+    int len = snprintf(line, sizeof(line), "%" PRId64 "\n", end);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        if (write(fd, line, (size_t)len) == len && fsync(fd) == 0 && rename(tmp, path) == 0)
+            rc = 0;
+        close(fd);
+    }
+    if (rc == 0)
+        b->producer_id_block_end = end;
+    free(tmp);
+    free(path);
+    return rc;
+}
+
+static void broker_pid_load(broker_t *b)
+{
+    char *path = broker_pid_path(b);
+    FILE *fp = fopen(path, "r");
+    long long v = 0;
+    if (fp) {
+        if (fscanf(fp, "%lld", &v) != 1 || v < 0)
+            v = 0;
+        fclose(fp);
+    }
+    b->next_producer_id = b->producer_id_block_end = v;
+    free(path);
+}
+
+int64_t broker_next_producer_id(broker_t *b)
+{
+    if (b->next_producer_id >= b->producer_id_block_end && broker_pid_reserve(b) < 0)
+        return -1;
+    return b->next_producer_id++;
+}
+
+void broker_advertised(broker_t *b, const char **host, int *port)
+{
+    const bcfg_listener_t *l = b->cfg.nadvertised ? b->cfg.advertised : b->cfg.listeners;
+    int n = b->cfg.nadvertised ? b->cfg.nadvertised : b->cfg.nlisteners;
+    const char *ctrl = b->cfg.controller_listener_names;
+
+    for (int i = 0; i < n; i++) {
+        if (*ctrl && strstr(ctrl, l[i].name))
+            continue;
+        *host = *l[i].host ? l[i].host : b->hostname;
+        *port = l[i].port;
+        if (l[i].port == 0 && b->nlisteners)
+            *port = net_listener_port(b->listeners[0]);
+        return;
+    }
+    *host = b->hostname;
+    *port = b->nlisteners ? net_listener_port(b->listeners[0]) : 9092;
+}
+
+/* ---- connections ---- */
+
+static void broker_on_accept(net_listener_t *lst, int fd, void *data)
+{
+    broker_t *b = data;
+    (void)lst;
+    if (b->stopping || b->nconns >= b->cfg.max_connections) {
+        close(fd);
+        return;
+    }
+    net_conn_t *conn = net_conn_new(b->loop, fd, &broker_conn_ops, b->cfg.socket_request_max_bytes);
+    if (conn->closing)
+        return;
+    api_conn_t *ac = xcalloc(1, sizeof(*ac));
+    ac->b = b;
+    conn->udata = ac;
+    conn->next = b->conns.next;
+    conn->prev = &b->conns;
+    b->conns.next->prev = conn;
+    b->conns.next = conn;
+    b->nconns++;
+}
+
+static void broker_on_close(net_conn_t *conn)
+{
+    api_conn_t *ac = conn->udata;
+    if (!ac)
+        return;
+    api_on_close(conn);
+    conn->prev->next = conn->next;
+    conn->next->prev = conn->prev;
+    ac->b->nconns--;
+    conn->udata = NULL;
+    free(ac);
+}
+
+static const net_conn_ops_t broker_conn_ops = {
+    .on_request = api_on_request,
+    .on_close = broker_on_close,
+};
+
+static int broker_listen(broker_t *b)
+{
+    const char *ctrl = b->cfg.controller_listener_names;
+    for (int i = 0; i < b->cfg.nlisteners; i++) {
+        const bcfg_listener_t *l = &b->cfg.listeners[i];
+        if (*ctrl && strstr(ctrl, l->name)) {
+            /* One node is its own quorum: nothing to serve there yet. */
+            lg_info("listener %s (controller) is not opened: single-node quorum", l->name);
+            continue;
+        }
+        net_listener_t *lst = net_listener_new(b->loop, l->host, l->port, broker_on_accept, b);
+        if (!lst) {
+            lg_error("cannot listen on %s://%s:%d: %s", l->name, l->host, l->port,
+                     strerror(errno));
+            return -1;
+        }
+        b->listeners = xrealloc(b->listeners, (size_t)(b->nlisteners + 1) * sizeof(*b->listeners));
+        b->listeners[b->nlisteners++] = lst;
+        lg_info("listening on %s://%s:%d", l->name, *l->host ? l->host : "0.0.0.0",
+                net_listener_port(lst));
+    }
+    if (!b->nlisteners) {
+        lg_error("no client listener configured");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- periodic jobs ---- */
+
+static void broker_every(broker_t *b, int64_t ms, net_timer_cb *cb)
+{
+    if (ms > 0 && ms < INT64_MAX / 2)
+        net_timer_add(b->loop, ms, cb, b);
+}
+
+static void broker_job_retention(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    (void)loop;
+    int n = log_mgr_retention(b->logs, net_now_wall_ms());
+    if (n > 0)
+        lg_info("retention deleted %d segments", n);
+    log_mgr_purge(b->logs, net_now_wall_ms());
+    broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
+}
+
+static void broker_job_checkpoint(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    (void)loop;
+    if (log_mgr_checkpoint(b->logs) < 0)
+        lg_error("writing checkpoint files failed: %s", strerror(errno));
+    broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+}
+
+typedef struct broker_flush_ctx_s {
+    int64_t now;
+    int failed;
+} broker_flush_ctx_t;
+
+static void broker_flush_one(log_t *log, void *opaque)
+{
+    broker_flush_ctx_t *ctx = opaque;
+    const log_config_t *cfg = log_config(log);
+    if (log_unflushed_messages(log) > 0 && ctx->now - log_last_flush_ms(log) >= cfg->flush_ms &&
+        log_flush(log, ctx->now) < 0)
+        ctx->failed = 1;
+}
+
+/* flush.ms: checked once a second (or at the configured interval if it
+ * is shorter), as Kafka's log flusher does at log.flush.scheduler.interval.ms. */
+static void broker_job_flush(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    broker_flush_ctx_t ctx = {net_now_wall_ms(), 0};
+    (void)loop;
+    log_mgr_foreach(b->logs, broker_flush_one, &ctx);
+    if (ctx.failed)
+        lg_error("periodic flush failed: %s", strerror(errno));
+    int64_t every = b->cfg.log_flush_interval_ms < 1000 ? b->cfg.log_flush_interval_ms : 1000;
+    broker_every(b, every, broker_job_flush);
+}
+
+static void broker_job_idle(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    int64_t now = net_loop_now_mono(loop);
+    for (net_conn_t *c = b->conns.next, *next; c != &b->conns; c = next) {
+        next = c->next;
+        if (!c->busy && !c->outq_head && now - c->last_active > b->cfg.connections_max_idle_ms)
+            net_conn_close(c, "idle longer than connections.max.idle.ms");
+    }
+    int64_t every = b->cfg.connections_max_idle_ms / 4;
+    broker_every(b, every < 1000 ? 1000 : every, broker_job_idle);
+}
+
+/* ---- signals ---- */
+
+static net_io_t broker_sigio;
+
+static void broker_on_signal(net_loop_t *loop, net_io_t *io, int events)
+{
+    struct signalfd_siginfo si;
+    (void)events;
+    while (read(io->fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        lg_info("received signal %u, shutting down", si.ssi_signo);
+        net_loop_stop(loop);
+    }
+}
+
+static int broker_signals(broker_t *b)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    broker_sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    broker_sigio.cb = broker_on_signal;
+    broker_sigio.data = b;
+    if (broker_sigio.fd < 0 || net_io_set(b->loop, &broker_sigio, NET_READ) < 0) {
+        lg_error("signalfd: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- start and stop ---- */
+
+static int broker_open_logs(broker_t *b)
+{
+    log_mgr_config_t mc;
+    topic_cfg_t tdef;
+    char err[512] = "";
+
+    broker_topic_defaults(&b->cfg, &tdef);
+    memset(&mc, 0, sizeof(mc));
+    mc.dirs = (const char *const *)b->cfg.log_dirs;
+    mc.ndirs = b->cfg.nlog_dirs;
+    mc.node_id = b->cfg.node_id;
+    mc.defaults = tdef.log;
+    b->logs = log_mgr_open(&mc, net_now_wall_ms(), err, sizeof(err));
+    if (!b->logs) {
+        lg_error("cannot open log dirs: %s", err);
+        return -1;
+    }
+    snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
+    b->reg = part_reg_open(b->logs, &tdef, b->cfg.num_partitions);
+    broker_pid_load(b);
+    return 0;
+}
+
+int broker_start(broker_t *b, broker_config_t *cfg)
+{
+    memset(b, 0, sizeof(*b));
+    b->cfg = *cfg;
+    memset(cfg, 0, sizeof(*cfg));
+    b->start_mono_ms = net_now_mono_ms();
+    b->conns.next = b->conns.prev = &b->conns;
+    lg_set_level((enum lg_level)b->cfg.log_level);
+    if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
+        strcpy(b->hostname, "localhost");
+    broker_config_report_ignored(&b->cfg);
+    b->loop = net_loop_new();
+    if (!b->loop) {
+        lg_error("epoll: %s", strerror(errno));
+        return -1;
+    }
+    if (broker_signals(b) < 0 || broker_open_logs(b) < 0 || broker_listen(b) < 0)
+        return -1;
+    broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
+    broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    broker_every(b, 1000, broker_job_flush);
+    broker_every(b, 1000, broker_job_idle);
+    lg_info("strand node %d of cluster %s started in %lld ms", b->cfg.node_id, b->cluster_id,
+            (long long)(net_now_mono_ms() - b->start_mono_ms));
+    return 0;
+}
+
+/* Stops the loop again after a short run during shutdown. */
+static void broker_drain(net_loop_t *loop, void *data)
+{
+    (void)data;
+    net_loop_stop(loop);
+}
+
+static void broker_shutdown(broker_t *b)
+{
+    for (int i = 0; i < b->nlisteners; i++)
+        net_listener_free(b->listeners[i]);
+    b->nlisteners = 0;
+    /* Give queued answers (a second at most) to reach their clients. */
+    int64_t until = net_now_mono_ms() + 1000;
+    for (;;) {
+        int pending = 0;
+        for (net_conn_t *c = b->conns.next; c != &b->conns; c = c->next)
+            pending |= c->outq_head != NULL;
+        if (!pending || net_now_mono_ms() >= until)
+            break;
+        net_timer_add(b->loop, 20, broker_drain, b);
+        net_loop_run(b->loop);
+    }
+    while (b->conns.next != &b->conns)
+        net_conn_close(b->conns.next, NULL);
+    net_timer_add(b->loop, 0, broker_drain, b);
+    net_loop_run(b->loop); /* runs the deferred frees */
+}
+
+int broker_run(broker_t *b)
+{
+    int rc = 0;
+    net_loop_run(b->loop);
+    b->stopping = 1;
+    broker_shutdown(b);
+    part_reg_free(b->reg);
+    if (log_mgr_close(b->logs, -1) < 0) {
+        lg_error("clean shutdown of the logs failed: %s", strerror(errno));
+        rc = 1;
+    }
+    free(b->listeners);
+    close(broker_sigio.fd);
+    net_loop_free(b->loop);
+    broker_config_free(&b->cfg);
+    lg_info("shut down");
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* The broker context: the one process-wide object. It wires the layers
+ * together (config, event loop, log manager, partition registry,
+ * listeners, connections); request handlers reach everything through it. */
+#ifndef STRAND_BROKER_H
+#define STRAND_BROKER_H
+
+#include <stdint.h>
+
+#include "broker/broker_config.h"
+#include "log/log_mgr.h"
+#include "net/net_conn.h"
+#include "net/net_listener.h"
+#include "net/net_loop.h"
+#include "partition/part.h"
+
+typedef struct broker_s {
+    broker_config_t cfg;
+    net_loop_t *loop;
+    log_mgr_t *logs;
+    part_reg_t *reg;
+    net_listener_t **listeners;
+    int nlisteners;
+    net_conn_t conns;     /* list head of live connections */
+    int nconns;
+    char cluster_id[23];
+    char hostname[256];   /* for listeners without a host */
+    int64_t start_mono_ms;
+    int stopping;
+
+    /* Producer ids are handed out from blocks persisted in the first log
+     * dir, so a restart never reuses one (as Kafka's controller does). */
+    int64_t next_producer_id;
+    int64_t producer_id_block_end;
+} broker_t;
+
+/* Starts everything from a loaded config (takes ownership of cfg's
+ * contents). Returns 0, or -1 after logging why. */
+int broker_start(broker_t *b, broker_config_t *cfg);
+/* Runs the loop until SIGTERM/SIGINT, then shuts down cleanly. */
+int broker_run(broker_t *b);
+/* Allocates a producer id (InitProducerId). Returns -1 with errno when
+ * the block file cannot be written. */
+int64_t broker_next_producer_id(broker_t *b);
+/* Host and port advertised for clients (first advertised non-controller
+ * listener). */
+void broker_advertised(broker_t *b, const char **host, int *port);
+
+#endif
