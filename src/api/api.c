@@ -11,7 +11,7 @@
 /* Ranges: what Kafka 4.x accepts, except where noted. Produce advertises
  * from 0 because librdkafka's compression probes look for v0 in the
  * advertised range, as Kafka 4.0 does (KAFKA-18659); v0-2 are refused. */
-static const api_entry_t api_entries[] = {
+static const api_entry_t api_core_entries[] = {
     {0, 3, 12, 0, api_produce},
     {1, 4, 17, 4, api_fetch},
     {2, 1, 10, 1, api_list_offsets},
@@ -22,17 +22,46 @@ static const api_entry_t api_entries[] = {
     {60, 0, 1, 0, api_describe_cluster},
 };
 
+/* Each API family contributes its own table (one line each here). */
+static const struct {
+    const api_entry_t *v;
+    size_t n;
+} api_families[] = {
+    {api_core_entries, sizeof(api_core_entries) / sizeof(api_core_entries[0])},
+};
+
+static api_entry_t api_all[128];
+static int api_nall;
+
+/* Merges the family tables by key once; ApiVersions lists them in order. */
+static void api_table_build(void)
+{
+    if (api_nall)
+        return;
+    for (size_t f = 0; f < sizeof(api_families) / sizeof(api_families[0]); f++)
+        for (size_t i = 0; i < api_families[f].n; i++) {
+            int j = api_nall++;
+            while (j > 0 && api_all[j - 1].key > api_families[f].v[i].key) {
+                api_all[j] = api_all[j - 1];
+                j--;
+            }
+            api_all[j] = api_families[f].v[i];
+        }
+}
+
 const api_entry_t *api_table(int *n)
 {
-    *n = (int)(sizeof(api_entries) / sizeof(api_entries[0]));
-    return api_entries;
+    api_table_build();
+    *n = api_nall;
+    return api_all;
 }
 
 static const api_entry_t *api_find(int16_t key)
 {
-    for (size_t i = 0; i < sizeof(api_entries) / sizeof(api_entries[0]); i++)
-        if (api_entries[i].key == key)
-            return &api_entries[i];
+    api_table_build();
+    for (int i = 0; i < api_nall; i++)
+        if (api_all[i].key == key)
+            return &api_all[i];
     return NULL;
 }
 

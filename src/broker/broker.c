@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +134,10 @@ static void broker_on_accept(net_listener_t *lst, int fd, void *data)
     net_conn_t *conn = net_conn_new(b->loop, fd, &broker_conn_ops, b->cfg.socket_request_max_bytes);
     if (conn->closing)
         return;
+    if (b->cfg.socket_send_buffer_bytes > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b->cfg.socket_send_buffer_bytes, sizeof(int));
+    if (b->cfg.socket_receive_buffer_bytes > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b->cfg.socket_receive_buffer_bytes, sizeof(int));
     api_conn_t *ac = xcalloc(1, sizeof(*ac));
     ac->b = b;
     conn->udata = ac;
