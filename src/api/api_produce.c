@@ -21,12 +21,34 @@ static void api_produce_flush_policy(api_req_t *req, part_t *part)
         lg_error("%s-%d: flush failed: %s", part->topic->name, part->index, strerror(errno));
 }
 
+/* v8+: which record was rejected and why (Kafka lists the batch index
+ * of the record inside the batch). */
+static void api_produce_record_error(api_req_t *req,
+                                     proto_produce_resp_partition_produce_response_t *pr,
+                                     const log_batch_vinfo_t *info)
+{
+    if (info->error_message) {
+        pr->error_message.p = info->error_message;
+        pr->error_message.len = (int32_t)strlen(info->error_message);
+    }
+    if (info->error_index < 0)
+        return;
+    pr->record_errors.n = 1;
+    pr->record_errors.v = arena_calloc(req->arena, 1, sizeof(*pr->record_errors.v));
+    proto_produce_resp_batch_index_and_error_message_init(&pr->record_errors.v[0]);
+    pr->record_errors.v[0].batch_index = info->error_index;
+    if (info->error_message) {
+        pr->record_errors.v[0].batch_index_error_message = pr->error_message;
+    }
+}
+
 static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto_records_t *rec,
                                proto_produce_resp_partition_produce_response_t *pr)
 {
     const topic_cfg_t *cfg = &part->topic->cfg;
     log_batch_limits_t lim;
     log_batch_hdr_t hdr;
+    log_batch_vinfo_t info;
     log_append_result_t res;
 
     if (rec->len <= 0)
@@ -41,14 +63,20 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
     lim.now_ms = req->now_ms;
     lim.compacted = cfg->compacted;
     lim.produce_version = req->hdr.api_version;
-    int16_t err = log_batch_validate(rec->p, (size_t)rec->len, &lim, &hdr);
-    if (err)
+    int16_t err = log_batch_validate_ex(rec->p, (size_t)rec->len, &lim, &hdr, &info);
+    if (err) {
+        api_produce_record_error(req, pr, &info);
         return err;
+    }
     if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(hdr.attributes))
         return KERR_INVALID_TXN_STATE;
-    /* The batch lives in the request frame, which we own and may patch. */
-    err = log_append(part->log, (uint8_t *)rec->p, (size_t)rec->len, part->leader_epoch,
-                     req->now_ms, &res);
+    /* The batch lives in the request frame, which we own and may patch.
+     * Bytes after the batch (an incomplete tail) are ignored, as Kafka. */
+    uint8_t *batch = (uint8_t *)rec->p;
+    size_t blen = LOG_BATCH_LOG_OVERHEAD + (size_t)hdr.batch_length;
+    if (!lim.timestamp_log_append)
+        log_batch_set_max_timestamp(batch, blen, 0, info.max_timestamp);
+    err = log_append(part->log, batch, blen, part->leader_epoch, req->now_ms, &res);
     if (err)
         return err;
     pr->base_offset = res.base_offset;
