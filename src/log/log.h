@@ -1,0 +1,237 @@
+/* A partition's log: Kafka's on-disk layout (FORMATS §7), so a data
+ * directory written by strand can be read by Kafka's own tools.
+ *
+ * One log_t per partition directory "<topic>-<partition>". It owns the
+ * ordered segments (<20-digit base>.log/.index/.timeindex), the leader
+ * epoch cache (leader-epoch-checkpoint), the producer state used for
+ * idempotence (<offset>.snapshot) and the recovery of all of these after
+ * a crash. Everything runs on the caller's thread: there are no threads
+ * and no locks; time is passed in (now_ms) so policies are testable.
+ *
+ * Offsets are int64 Kafka offsets; "LEO" is the log end offset (the offset
+ * the next appended record gets). */
+#ifndef STRAND_LOG_LOG_H
+#define STRAND_LOG_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Topic-level configuration; the Kafka key names are in the comments. */
+typedef struct log_config_s {
+    int64_t segment_bytes;        /* segment.bytes, 1073741824 */
+    int64_t segment_ms;           /* segment.ms (log.roll.ms), 7 days */
+    int64_t retention_ms;         /* retention.ms, 7 days; -1 = forever */
+    int64_t retention_bytes;      /* retention.bytes, -1 = unlimited */
+    int32_t index_interval_bytes; /* index.interval.bytes, 4096 */
+    int32_t segment_index_bytes;  /* segment.index.bytes, 10485760 */
+    int64_t file_delete_delay_ms; /* file.delete.delay.ms, 60000 */
+    int64_t flush_messages;       /* flush.messages, INT64_MAX (never) */
+    int64_t flush_ms;             /* flush.ms, INT64_MAX (never) */
+    int32_t producer_id_expiration_ms; /* producer.id.expiration.ms, 86400000 */
+    int8_t timestamp_type;        /* message.timestamp.type: 0 CreateTime,
+                                     1 LogAppendTime */
+} log_config_t;
+
+/* Fills Kafka's defaults. */
+void log_config_defaults(log_config_t *cfg);
+
+typedef struct log_s log_t;
+
+/* What the log manager knows about a partition when it opens it (from
+ * the checkpoint files of its log dir); -1 / 0 when unknown. */
+typedef struct log_open_args_s {
+    const char *topic;
+    int32_t partition;
+    int64_t recovery_point;  /* recovery-point-offset-checkpoint, or 0 */
+    int64_t log_start_offset; /* log-start-offset-checkpoint, or -1 */
+    int64_t high_watermark;  /* replication-offset-checkpoint, or -1 */
+    int clean_shutdown;      /* .kafka_cleanshutdown was present */
+    int64_t now_ms;
+} log_open_args_t;
+
+/* Opens (creating if needed) the log in directory dir, recovering it
+ * when the shutdown was not clean: segments above the recovery point are
+ * scanned, a torn or corrupt tail is cut off, broken indexes rebuilt,
+ * producer state loaded from the newest snapshot and replayed from the
+ * log. Returns a log owned by the caller (free with log_close()), or NULL
+ * with errno set. Copies cfg and the strings it is given. */
+log_t *log_open(const char *dir, const log_config_t *cfg,
+                const log_open_args_t *args);
+
+/* Clean close: flushes, trims the active indexes to their real size,
+ * writes a producer snapshot at the LEO, and frees the log. Returns 0, or
+ * -1 with errno if some step failed (the log is freed anyway). */
+int log_close(log_t *log);
+
+/* Frees the log without flushing or writing anything (for a dying disk
+ * or a partition being deleted). */
+void log_free(log_t *log);
+
+/* Replaces the configuration (dynamic topic config changes). The new
+ * segment/index sizes apply from the next roll. */
+void log_set_config(log_t *log, const log_config_t *cfg);
+const log_config_t *log_config(const log_t *log);
+
+const char *log_dir(const log_t *log);   /* owned by the log */
+const char *log_topic(const log_t *log); /* owned by the log */
+int32_t log_partition(const log_t *log);
+
+/* ---- append ---- */
+
+typedef struct log_append_result_s {
+    int64_t base_offset;     /* first offset of the batch */
+    int64_t last_offset;     /* last offset of the batch */
+    int64_t log_append_time; /* the broker time if LogAppendTime, else -1 */
+    int64_t log_start_offset;
+    int duplicate;           /* 1: a retry of one of the producer's last 5
+                                batches; nothing was written and the
+                                offsets are those of the original */
+} log_append_result_t;
+
+/* Appends one validated magic-2 batch as leader. The bytes are modified
+ * in place: base offset = LEO, partitionLeaderEpoch = leader_epoch, and
+ * for LogAppendTime topics the timestamp type and maxTimestamp (with the
+ * CRC recomputed). Rolls the active segment first when it is full or too
+ * old. Returns a Kafka error code: 0; DUPLICATE is reported through
+ * res->duplicate with error 0; OUT_OF_ORDER_SEQUENCE_NUMBER (45),
+ * INVALID_PRODUCER_EPOCH (47), UNKNOWN_PRODUCER_ID (59) from the
+ * idempotence checks; CORRUPT_MESSAGE (2) for a short or non-v2 batch;
+ * RECORD_LIST_TOO_LARGE (18) when it cannot fit a segment;
+ * KAFKA_STORAGE_ERROR (56) on I/O failure. */
+int16_t log_append(log_t *log, uint8_t *batch, size_t len,
+                   int32_t leader_epoch, int64_t now_ms,
+                   log_append_result_t *res);
+
+/* Appends batches fetched from a leader (one or more back to back) as
+ * they are: offsets and epochs are kept, producer state is updated
+ * without sequence checks. The first batch must start at the LEO or
+ * later. Returns 0, CORRUPT_MESSAGE (2), OFFSET_OUT_OF_RANGE (1) or
+ * KAFKA_STORAGE_ERROR (56). */
+int16_t log_append_replica(log_t *log, const uint8_t *batches, size_t len,
+                           int64_t now_ms);
+
+/* Closes the active segment and opens a new one at the LEO (no-op if the
+ * active segment is empty). Returns 0 or KAFKA_STORAGE_ERROR. */
+int16_t log_roll(log_t *log, int64_t now_ms);
+
+/* ---- read ---- */
+
+/* A region of a segment file. fd is a dup() owned by the caller (give it
+ * to buf_put_file() or close it), or -1 when len is 0. */
+typedef struct log_read_result_s {
+    int fd;
+    int64_t file_pos;
+    int32_t len;
+    int64_t first_offset; /* base offset of the first batch, or -1 */
+} log_read_result_t;
+
+/* Reads whole batches, starting with the one that contains `offset`, from
+ * one segment, up to max_bytes (at least one whole batch when min_one is
+ * set, otherwise nothing if the first is larger), and only batches whose
+ * last offset is below max_offset (the high watermark, or the LEO).
+ * Returns 0 (an empty result at the LEO) or OFFSET_OUT_OF_RANGE (1) when
+ * offset < log start or > LEO, KAFKA_STORAGE_ERROR (56). */
+int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one,
+                 int64_t max_offset, log_read_result_t *out);
+
+/* ---- offsets ---- */
+
+int64_t log_end_offset(const log_t *log);
+int64_t log_start_offset(const log_t *log);
+/* The recovery point: everything below it has been fsynced. */
+int64_t log_recovery_point(const log_t *log);
+/* The high watermark is owned by the partition layer; the log keeps it
+ * (clamped to [log start, LEO]) so it can be checkpointed and so that
+ * retention never deletes at or past it. */
+int64_t log_high_watermark(const log_t *log);
+void log_set_high_watermark(log_t *log, int64_t hwm);
+/* Bytes in all segment .log files. */
+int64_t log_size_bytes(const log_t *log);
+int log_segment_count(const log_t *log);
+
+typedef struct log_ts_offset_s {
+    int64_t timestamp;
+    int64_t offset;
+    int32_t leader_epoch; /* epoch of that offset, -1 if unknown */
+} log_ts_offset_t;
+
+/* ListOffsets by timestamp: the first record (offset >= log start) whose
+ * timestamp is >= ts, via the time index and then record iteration.
+ * Returns 0 found, 1 none (every record is older), KAFKA_STORAGE_ERROR
+ * (56) or CORRUPT_MESSAGE (2) on a bad read. */
+int16_t log_offset_for_timestamp(log_t *log, int64_t ts,
+                                 log_ts_offset_t *out);
+
+/* ListOffsets MAX_TIMESTAMP (-3): the record with the largest timestamp
+ * (the first one if several share it) and its batch's leader epoch.
+ * Returns 0 found, 1 empty log, or an error code. */
+int16_t log_max_timestamp(log_t *log, log_ts_offset_t *out);
+
+/* ---- deletion ---- */
+
+/* Deletes old segments by retention.ms (on each segment's max timestamp)
+ * and retention.bytes, then those wholly below the log start offset.
+ * Never deletes the active segment, nor a segment that is not wholly
+ * below the high watermark. Advances the log start offset. Returns the
+ * number of segments deleted, or -1 with errno. */
+int log_retention(log_t *log, int64_t now_ms);
+
+/* DeleteRecords: advances the log start offset to `offset` (which must be
+ * <= the high watermark) and deletes the segments wholly below it.
+ * Returns 0 or OFFSET_OUT_OF_RANGE (1), KAFKA_STORAGE_ERROR (56). */
+int16_t log_delete_records(log_t *log, int64_t offset);
+
+/* Removes every record at or above `offset` (replica truncation), with
+ * the indexes, epoch cache and producer state. No-op if offset >= LEO.
+ * Returns 0 or -1 with errno. */
+int log_truncate_to(log_t *log, int64_t offset);
+
+/* ---- durability ---- */
+
+/* fsyncs the segments written since the last flush and their directory,
+ * then advances the recovery point to the LEO. Returns 0 or -1/errno. */
+int log_flush(log_t *log, int64_t now_ms);
+/* fsyncs the segments that rolled since the last flush and moves the
+ * recovery point to the active segment's base, so that a crash only
+ * rescans the active segment. Kafka does this in the background after
+ * each roll; call it from a timer. Returns 0 or -1 with errno. */
+int log_flush_rolled(log_t *log);
+/* Records appended since the last flush (the flush.messages policy). */
+int64_t log_unflushed_messages(const log_t *log);
+/* Time of the last flush, or of the open (the flush.ms policy). */
+int64_t log_last_flush_ms(const log_t *log);
+
+/* ---- leader epochs (leader-epoch-checkpoint) ---- */
+
+/* Records that `epoch` starts at `start_offset` (a new leader does this
+ * with its LEO before taking appends). Ignores an epoch older than the
+ * latest one; writes the checkpoint. Returns 0 or -1 with errno. */
+int log_epoch_assign(log_t *log, int32_t epoch, int64_t start_offset);
+/* The latest epoch in the cache, or -1. */
+int32_t log_latest_epoch(const log_t *log);
+/* OffsetForLeaderEpoch: the largest epoch <= `epoch` and its end offset
+ * (the start offset of the next epoch, or the LEO for the latest one).
+ * Both -1 when no such epoch is known. */
+void log_epoch_end_offset(const log_t *log, int32_t epoch,
+                          int64_t *end_offset, int32_t *epoch_out);
+
+/* ---- producer state ---- */
+
+typedef struct log_producer_info_s {
+    int64_t producer_id;
+    int16_t epoch;
+    int32_t last_sequence;
+    int64_t last_offset;
+    int64_t last_timestamp;
+    int32_t coordinator_epoch;
+    int64_t current_txn_first_offset; /* -1 if none */
+} log_producer_info_t;
+
+/* Returns 1 and fills *out when the producer is known, else 0. */
+int log_producer_lookup(const log_t *log, int64_t producer_id,
+                        log_producer_info_t *out);
+/* Drops producers idle longer than producer.id.expiration.ms (and not in
+ * a transaction). Returns how many were dropped. */
+int log_expire_producers(log_t *log, int64_t now_ms);
+
+#endif

@@ -1,0 +1,584 @@
+/* The log manager: the partition logs of this node across its log dirs.
+ * Partition directories are "<topic>-<partition>" (FORMATS §7.1), each
+ * with a partition.metadata file of two lines:
+ *
+ *   version: 0
+ *   topic_id: <22-char base64 uuid>
+ *
+ * A deleted partition's directory is renamed at once to
+ * "<topic>-<p>.<32 hex digits>-delete" (so a new partition of that name
+ * can be created right away) and removed by log_mgr_purge() once
+ * file.delete.delay.ms has passed. */
+#include "log/log_mgr_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log/log_ckpt.h"
+#include "util/logging.h"
+#include "util/mem.h"
+
+static void part_key(char *key, size_t n, const char *topic, int32_t partition)
+{
+    snprintf(key, n, "%s-%" PRId32, topic, partition);
+}
+
+static mgr_part_t *mgr_find(const log_mgr_t *mgr, const char *topic, int32_t partition)
+{
+    char key[512];
+
+    part_key(key, sizeof(key), topic, partition);
+    return smap_get(&mgr->parts, key, strlen(key));
+}
+
+/* Kafka's topic name rule: 1-249 of [a-zA-Z0-9._-], not "." or "..". */
+static int topic_valid(const char *t)
+{
+    size_t n = strlen(t);
+
+    if (n == 0 || n > 249 || !strcmp(t, ".") || !strcmp(t, ".."))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = t[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* "<topic>-<partition>" -> topic (copied into topic) and partition. */
+static int parse_part_dir(const char *name, char *topic, size_t tn, int32_t *partition)
+{
+    const char *dash = strrchr(name, '-');
+    char *end;
+    long p;
+
+    if (!dash || dash == name || !dash[1] || (size_t)(dash - name) >= tn)
+        return 0;
+    errno = 0;
+    p = strtol(dash + 1, &end, 10);
+    if (errno || *end || p < 0 || p > INT32_MAX || dash[1] < '0' || dash[1] > '9')
+        return 0;
+    memcpy(topic, name, (size_t)(dash - name));
+    topic[dash - name] = '\0';
+    *partition = (int32_t)p;
+    return topic_valid(topic);
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = xmalloc(n);
+
+    snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+/* ---- partition.metadata ---- */
+
+static int pmeta_read(const char *pdir, uint8_t id[16])
+{
+    char *path = join(pdir, "partition.metadata");
+    char *text = log_ckpt_read_file(path, NULL), *p;
+    int ok = 0;
+
+    if (text && (p = strstr(text, "topic_id:")) != NULL) {
+        char s[UUID_STR_LEN + 1];
+        p += strlen("topic_id:");
+        while (*p == ' ')
+            p++;
+        memcpy(s, p, UUID_STR_LEN);
+        s[UUID_STR_LEN] = '\0';
+        ok = strlen(p) >= UUID_STR_LEN && uuid_from_base64(s, id) == 0;
+    }
+    free(text);
+    free(path);
+    return ok;
+}
+
+static int pmeta_write(const char *pdir, const uint8_t id[16])
+{
+    char *path = join(pdir, "partition.metadata");
+    char s[UUID_STR_LEN + 1], text[64];
+    int rc;
+
+    uuid_to_base64(id, s);
+    snprintf(text, sizeof(text), "version: 0\ntopic_id: %s\n", s);
+    rc = log_ckpt_write_file(path, text, strlen(text));
+    free(path);
+    return rc;
+}
+
+/* ---- open ---- */
+
+static void mgr_add_part(log_mgr_t *mgr, log_t *log, int d, const uint8_t *topic_id)
+{
+    mgr_part_t *part = xcalloc(1, sizeof(*part));
+    char key[512];
+
+    part->log = log;
+    part->dir = d;
+    if (topic_id && !uuid_is_zero(topic_id)) {
+        memcpy(part->topic_id, topic_id, 16);
+        part->has_topic_id = 1;
+    }
+    part_key(key, sizeof(key), log_topic(log), log_partition(log));
+    smap_put(&mgr->parts, key, strlen(key), part);
+    mgr->dirs[d].nparts++;
+}
+
+static void mgr_schedule_delete(log_mgr_t *mgr, char *path, int64_t due_ms)
+{
+    mgr->dels = xrealloc(mgr->dels, sizeof(*mgr->dels) * (size_t)(mgr->ndels + 1));
+    mgr->dels[mgr->ndels].path = path;
+    mgr->dels[mgr->ndels].due_ms = due_ms;
+    mgr->ndels++;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int mgr_open_part(log_mgr_t *mgr, int d, const char *name, const mgr_ckpt_t *ck,
+                         int64_t now_ms, char *err, size_t errlen)
+{
+    char topic[256], key[512], *pdir;
+    int32_t partition;
+    log_open_args_t a;
+    uint8_t id[16];
+    log_t *log;
+
+    if (!parse_part_dir(name, topic, sizeof(topic), &partition)) {
+        lg_warn("%s/%s is not a partition directory; ignoring it", mgr->dirs[d].path, name);
+        return 0;
+    }
+    if (mgr_find(mgr, topic, partition)) {
+        snprintf(err, errlen, "partition %s is in two log dirs (the second is %s)", name,
+                 mgr->dirs[d].path);
+        return -1;
+    }
+    part_key(key, sizeof(key), topic, partition);
+    memset(&a, 0, sizeof(a));
+    a.topic = topic;
+    a.partition = partition;
+    a.recovery_point = log_mgr_ckpt_get(&ck->recovery, key, 0);
+    a.log_start_offset = log_mgr_ckpt_get(&ck->start, key, -1);
+    a.high_watermark = log_mgr_ckpt_get(&ck->hwm, key, -1);
+    a.clean_shutdown = mgr->dirs[d].clean;
+    a.now_ms = now_ms;
+    pdir = join(mgr->dirs[d].path, name);
+    log = log_open(pdir, &mgr->defaults, &a);
+    if (!log) {
+        snprintf(err, errlen, "cannot open the log in %s: %s", pdir, strerror(errno));
+        free(pdir);
+        return -1;
+    }
+    mgr_add_part(mgr, log, d, pmeta_read(pdir, id) ? id : NULL);
+    free(pdir);
+    return 0;
+}
+
+static int mgr_open_dir(log_mgr_t *mgr, int d, int64_t now_ms, char *err, size_t errlen)
+{
+    const char *path = mgr->dirs[d].path;
+    struct dirent *de;
+    mgr_ckpt_t ck;
+    DIR *dir;
+    int rc = 0;
+
+    log_mgr_shutdown_marker_load(mgr, d);
+    log_mgr_ckpt_load(mgr, d, &ck);
+    dir = opendir(path);
+    if (!dir) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        log_mgr_ckpt_free(&ck);
+        return -1;
+    }
+    while (rc == 0 && (de = readdir(dir)) != NULL) {
+        char *sub;
+        struct stat st;
+        if (de->d_name[0] == '.')
+            continue;
+        sub = join(path, de->d_name);
+        if (stat(sub, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            free(sub);
+            continue;
+        }
+        if (has_suffix(de->d_name, "-delete")) {
+            mgr_schedule_delete(mgr, sub, now_ms);
+            continue;
+        }
+        free(sub);
+        if (has_suffix(de->d_name, "-future") || has_suffix(de->d_name, "-stray"))
+            continue;
+        rc = mgr_open_part(mgr, d, de->d_name, &ck, now_ms, err, errlen);
+    }
+    closedir(dir);
+    log_mgr_ckpt_free(&ck);
+    return rc;
+}
+
+/* The marker must go before anything is appended: a crash from now on is
+ * an unclean shutdown. */
+static int mgr_remove_marker(log_mgr_t *mgr, int d)
+{
+    char *path = join(mgr->dirs[d].path, ".kafka_cleanshutdown");
+    int rc = 0;
+
+    if (unlink(path) == 0)
+        rc = log_ckpt_fsync_dir(mgr->dirs[d].path);
+    else if (errno != ENOENT)
+        rc = -1;
+    free(path);
+    return rc;
+}
+
+log_mgr_t *log_mgr_open(const log_mgr_config_t *cfg, int64_t now_ms, char *err, size_t errlen)
+{
+    log_mgr_t *mgr = xcalloc(1, sizeof(*mgr));
+
+    snprintf(err, errlen, "no error");
+    mgr->node_id = cfg->node_id;
+    mgr->defaults = cfg->defaults;
+    mgr->prev_broker_epoch = -1;
+    smap_init(&mgr->parts);
+    if (cfg->ndirs < 1) {
+        snprintf(err, errlen, "log.dirs is empty");
+        goto err;
+    }
+    mgr->dirs = xcalloc((size_t)cfg->ndirs, sizeof(*mgr->dirs));
+    mgr->ndirs = cfg->ndirs;
+    for (int i = 0; i < cfg->ndirs; i++) {
+        mgr->dirs[i].path = xstrdup(cfg->dirs[i]);
+        if (mkdir(cfg->dirs[i], 0755) < 0 && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create log dir %s: %s", cfg->dirs[i], strerror(errno));
+            goto err;
+        }
+    }
+    if (log_mgr_meta_load(mgr, cfg->cluster_id, err, errlen) < 0)
+        goto err;
+    for (int i = 0; i < mgr->ndirs; i++)
+        if (mgr_open_dir(mgr, i, now_ms, err, errlen) < 0)
+            goto err;
+    for (int i = 0; i < mgr->ndirs; i++) {
+        if (mgr_remove_marker(mgr, i) < 0) {
+            snprintf(err, errlen, "%s/.kafka_cleanshutdown: cannot remove: %s", mgr->dirs[i].path,
+                     strerror(errno));
+            goto err;
+        }
+    }
+    return mgr;
+err:
+    log_mgr_free(mgr);
+    return NULL;
+}
+
+/* ---- close ---- */
+
+void log_mgr_free(log_mgr_t *mgr)
+{
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+
+    if (!mgr)
+        return;
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
+        mgr_part_t *part = val;
+        log_free(part->log);
+        free(part);
+    }
+    smap_free(&mgr->parts);
+    for (int i = 0; i < mgr->ndirs; i++)
+        free(mgr->dirs[i].path);
+    free(mgr->dirs);
+    for (int i = 0; i < mgr->ndels; i++)
+        free(mgr->dels[i].path);
+    free(mgr->dels);
+    free(mgr);
+}
+
+/* Kafka's order: flush every log, checkpoint the (now final) recovery
+ * points, close the logs, and only then mark the shutdown clean. */
+int log_mgr_close(log_mgr_t *mgr, int64_t broker_epoch)
+{
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+    int rc = 0;
+
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val))
+        if (log_flush(((mgr_part_t *)val)->log, log_last_flush_ms(((mgr_part_t *)val)->log)) < 0)
+            rc = -1;
+    if (log_mgr_checkpoint(mgr) < 0)
+        rc = -1;
+    pos = 0;
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
+        mgr_part_t *part = val;
+        if (log_close(part->log) < 0)
+            rc = -1;
+        part->log = NULL;
+        free(part);
+    }
+    smap_free(&mgr->parts);
+    smap_init(&mgr->parts);
+    for (int i = 0; rc == 0 && i < mgr->ndirs; i++)
+        if (log_mgr_shutdown_marker_write(mgr, i, broker_epoch) < 0)
+            rc = -1;
+    if (rc)
+        lg_error("log manager: unclean close (%s); logs will be recovered at the next start",
+                 strerror(errno));
+    log_mgr_free(mgr);
+    return rc;
+}
+
+/* ---- accessors ---- */
+
+const char *log_mgr_cluster_id(const log_mgr_t *mgr)
+{
+    return mgr->cluster_id;
+}
+
+int64_t log_mgr_prev_broker_epoch(const log_mgr_t *mgr)
+{
+    return mgr->prev_broker_epoch;
+}
+
+int log_mgr_ndirs(const log_mgr_t *mgr)
+{
+    return mgr->ndirs;
+}
+
+const char *log_mgr_dir_path(const log_mgr_t *mgr, int i)
+{
+    return mgr->dirs[i].path;
+}
+
+void log_mgr_dir_id(const log_mgr_t *mgr, int i, uint8_t out[16])
+{
+    memcpy(out, mgr->dirs[i].dir_id, 16);
+}
+
+log_t *log_mgr_get(log_mgr_t *mgr, const char *topic, int32_t partition)
+{
+    mgr_part_t *part = mgr_find(mgr, topic, partition);
+    return part ? part->log : NULL;
+}
+
+int log_mgr_dir_of(const log_mgr_t *mgr, const char *topic, int32_t partition)
+{
+    mgr_part_t *part = mgr_find(mgr, topic, partition);
+    return part ? part->dir : -1;
+}
+
+int log_mgr_topic_id(const log_mgr_t *mgr, const char *topic, int32_t partition, uint8_t out[16])
+{
+    mgr_part_t *part = mgr_find(mgr, topic, partition);
+
+    if (!part || !part->has_topic_id)
+        return 0;
+    memcpy(out, part->topic_id, 16);
+    return 1;
+}
+
+int log_mgr_count(const log_mgr_t *mgr)
+{
+    return (int)mgr->parts.count;
+}
+
+void log_mgr_foreach(log_mgr_t *mgr, void (*fn)(log_t *log, void *opaque), void *opaque)
+{
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val))
+        fn(((mgr_part_t *)val)->log, opaque);
+}
+
+/* ---- create and delete ---- */
+
+static int mgr_set_topic_id(mgr_part_t *part, const uint8_t topic_id[16])
+{
+    if (!topic_id || uuid_is_zero(topic_id))
+        return 0;
+    if (part->has_topic_id) {
+        if (memcmp(part->topic_id, topic_id, 16) == 0)
+            return 0;
+        errno = EEXIST;
+        return -1;
+    }
+    if (pmeta_write(log_dir(part->log), topic_id) < 0)
+        return -1;
+    memcpy(part->topic_id, topic_id, 16);
+    part->has_topic_id = 1;
+    return 0;
+}
+
+static int mgr_least_loaded(const log_mgr_t *mgr)
+{
+    int best = 0;
+
+    for (int i = 1; i < mgr->ndirs; i++)
+        if (mgr->dirs[i].nparts < mgr->dirs[best].nparts)
+            best = i;
+    return best;
+}
+
+log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
+                      const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms)
+{
+    mgr_part_t *part = mgr_find(mgr, topic, partition);
+    char name[512], *pdir;
+    log_open_args_t a;
+    log_t *log;
+    int d;
+
+    if (part) {
+        if (mgr_set_topic_id(part, topic_id) < 0)
+            return NULL;
+        if (cfg)
+            log_set_config(part->log, cfg);
+        return part->log;
+    }
+    if (!topic_valid(topic) || partition < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    d = mgr_least_loaded(mgr);
+    part_key(name, sizeof(name), topic, partition);
+    pdir = join(mgr->dirs[d].path, name);
+    memset(&a, 0, sizeof(a));
+    a.topic = topic;
+    a.partition = partition;
+    a.log_start_offset = -1;
+    a.high_watermark = -1;
+    a.clean_shutdown = 1;
+    a.now_ms = now_ms;
+    log = log_open(pdir, cfg ? cfg : &mgr->defaults, &a);
+    if (log && topic_id && !uuid_is_zero(topic_id) && pmeta_write(pdir, topic_id) < 0) {
+        int e = errno;
+        log_free(log);
+        log = NULL;
+        errno = e;
+    }
+    if (log && log_ckpt_fsync_dir(mgr->dirs[d].path) < 0)
+        lg_warn("%s: fsync failed: %s", mgr->dirs[d].path, strerror(errno));
+    free(pdir);
+    if (!log)
+        return NULL;
+    mgr_add_part(mgr, log, d, topic_id);
+    return log;
+}
+
+int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t now_ms)
+{
+    mgr_part_t *part = mgr_find(mgr, topic, partition);
+    char key[512], suffix[80], *to;
+    uint8_t id[16];
+    size_t tlen, n;
+    int64_t delay;
+    int d;
+
+    if (!part) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (uuid_generate(id) < 0)
+        return -1;
+    snprintf(suffix, sizeof(suffix), "-%" PRId32 ".", partition);
+    for (int i = 0; i < 16; i++)
+        snprintf(suffix + strlen(suffix), 3, "%02x", id[i]);
+    strcat(suffix, "-delete");
+    /* as Kafka: the topic part is cut so the name fits 255 bytes */
+    tlen = strlen(topic);
+    if (tlen > 255 - strlen(suffix))
+        tlen = 255 - strlen(suffix);
+    d = part->dir;
+    n = strlen(mgr->dirs[d].path) + tlen + strlen(suffix) + 2;
+    to = xmalloc(n);
+    snprintf(to, n, "%s/%.*s%s", mgr->dirs[d].path, (int)tlen, topic, suffix);
+    if (rename(log_dir(part->log), to) < 0 || log_ckpt_fsync_dir(mgr->dirs[d].path) < 0) {
+        int e = errno;
+        free(to);
+        errno = e;
+        return -1;
+    }
+    delay = log_config(part->log)->file_delete_delay_ms;
+    log_free(part->log);
+    part_key(key, sizeof(key), topic, partition);
+    smap_del(&mgr->parts, key, strlen(key));
+    free(part);
+    mgr->dirs[d].nparts--;
+    mgr_schedule_delete(mgr, to, now_ms + delay);
+    return 0;
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms)
+{
+    int n = 0;
+
+    for (int i = 0; i < mgr->ndels;) {
+        if (mgr->dels[i].due_ms > now_ms) {
+            i++;
+            continue;
+        }
+        if (nftw(mgr->dels[i].path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+            lg_warn("cannot remove %s: %s", mgr->dels[i].path, strerror(errno));
+        else
+            n++;
+        free(mgr->dels[i].path);
+        mgr->dels[i] = mgr->dels[--mgr->ndels];
+    }
+    return n;
+}
+
+/* ---- periodic work ---- */
+
+int log_mgr_checkpoint(log_mgr_t *mgr)
+{
+    int rc = 0;
+
+    for (int i = 0; i < mgr->ndirs; i++)
+        if (log_mgr_ckpt_write_dir(mgr, i) < 0) {
+            lg_error("%s: cannot write checkpoints: %s", mgr->dirs[i].path, strerror(errno));
+            rc = -1;
+        }
+    return rc;
+}
+
+int log_mgr_retention(log_mgr_t *mgr, int64_t now_ms)
+{
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+    int n = 0;
+
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
+        log_t *log = ((mgr_part_t *)val)->log;
+        int r = log_retention(log, now_ms);
+        if (r > 0)
+            n += r;
+        log_expire_producers(log, now_ms);
+        log_flush_rolled(log);
+    }
+    return n;
+}

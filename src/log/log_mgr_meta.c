@@ -1,0 +1,352 @@
+/* The files at the root of each log dir (FORMATS §7.6, §7.7):
+ *
+ *   meta.properties   Java properties, version 1 (KRaft):
+ *                       cluster.id=<22-char base64 uuid>
+ *                       directory.id=<22-char base64 uuid>
+ *                       node.id=<int>
+ *                       version=1
+ *   .kafka_cleanshutdown            {"version":0,"brokerEpoch":<long>}
+ *   recovery-point-offset-checkpoint  text checkpoint, version 0, lines
+ *   log-start-offset-checkpoint       "<topic> <partition> <offset>",
+ *   replication-offset-checkpoint     see log_ckpt.c
+ *
+ * We write checkpoint lines sorted by topic and partition. As Kafka, the
+ * log-start-offset file lists only partitions whose start offset lies
+ * inside their first segment (DeleteRecords); for the others the first
+ * segment's base offset says it. */
+#include "log/log_mgr_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/log_ckpt.h"
+#include "log/log_int.h"
+#include "util/buf.h"
+#include "util/logging.h"
+#include "util/mem.h"
+#include "util/props.h"
+
+static char *mgr_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = xmalloc(n);
+
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* ---- meta.properties ---- */
+
+typedef struct meta_s {
+    int present;
+    char cluster_id[UUID_STR_LEN + 1];
+    uint8_t dir_id[16];
+} meta_t;
+
+/* Reads dir's meta.properties. 0 (present or not), -1 with err. */
+static int meta_read(log_mgr_t *mgr, const char *dir, meta_t *m, char *err, size_t errlen)
+{
+    char *path = mgr_path(dir, "meta.properties");
+    const char *version, *cid, *nid, *did;
+    props_t props;
+    int errline = 0, rc = -1;
+    char *end;
+    long nodeid;
+
+    memset(m, 0, sizeof(*m));
+    props_init(&props);
+    if (props_load(&props, path, &errline) < 0) {
+        if (errno == ENOENT)
+            rc = 0;
+        else
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        goto out;
+    }
+    version = props_get(&props, "version");
+    cid = props_get(&props, "cluster.id");
+    nid = props_get(&props, "node.id");
+    did = props_get(&props, "directory.id");
+    if (!version || strcmp(version, "1") != 0) {
+        snprintf(err, errlen, "%s: version %s is not supported (KRaft needs version=1)", path,
+                 version ? version : "(missing)");
+        goto out;
+    }
+    if (!cid || !*cid || !nid) {
+        snprintf(err, errlen, "%s: cluster.id or node.id missing", path);
+        goto out;
+    }
+    errno = 0;
+    nodeid = strtol(nid, &end, 10);
+    if (errno || *end || nodeid != mgr->node_id) {
+        snprintf(err, errlen,
+                 "%s: node.id %s does not match the configured node.id %" PRId32
+                 " (this directory belongs to another node)",
+                 path, nid, mgr->node_id);
+        goto out;
+    }
+    if (strlen(cid) > UUID_STR_LEN) {
+        snprintf(err, errlen, "%s: cluster.id '%s' is too long", path, cid);
+        goto out;
+    }
+    if (did && uuid_from_base64(did, m->dir_id) < 0) {
+        snprintf(err, errlen, "%s: directory.id '%s' is not a uuid", path, did);
+        goto out;
+    }
+    snprintf(m->cluster_id, sizeof(m->cluster_id), "%s", cid);
+    m->present = 1;
+    rc = 0;
+out:
+    props_free(&props);
+    free(path);
+    return rc;
+}
+
+static int meta_write(log_mgr_t *mgr, int i)
+{
+    char *path = mgr_path(mgr->dirs[i].path, "meta.properties");
+    char did[UUID_STR_LEN + 1], text[512];
+    int rc;
+
+    uuid_to_base64(mgr->dirs[i].dir_id, did);
+    snprintf(text, sizeof(text),
+             "#\n#Written by strand\ncluster.id=%s\ndirectory.id=%s\nnode.id=%" PRId32
+             "\nversion=1\n",
+             mgr->cluster_id, did, mgr->node_id);
+    rc = log_ckpt_write_file(path, text, strlen(text));
+    free(path);
+    return rc;
+}
+
+/* The cluster id all present files agree on (and the configured one). */
+static int meta_cluster_id(log_mgr_t *mgr, const meta_t *m, const char *want, char *err,
+                           size_t errlen)
+{
+    const char *cid = want && *want ? want : NULL;
+
+    for (int i = 0; i < mgr->ndirs; i++) {
+        if (!m[i].present)
+            continue;
+        if (cid && strcmp(cid, m[i].cluster_id) != 0) {
+            snprintf(err, errlen,
+                     "%s/meta.properties: cluster.id %s does not match %s%s (this directory "
+                     "belongs to another cluster)",
+                     mgr->dirs[i].path, m[i].cluster_id, want && *want ? "the configured " : "",
+                     cid);
+            return -1;
+        }
+        cid = m[i].cluster_id;
+    }
+    if (cid) {
+        snprintf(mgr->cluster_id, sizeof(mgr->cluster_id), "%s", cid);
+    } else {
+        uint8_t id[16];
+        if (uuid_generate(id) < 0) {
+            snprintf(err, errlen, "cannot generate a cluster id: %s", strerror(errno));
+            return -1;
+        }
+        uuid_to_base64(id, mgr->cluster_id);
+        lg_info("formatting new log dirs with cluster.id %s", mgr->cluster_id);
+    }
+    return 0;
+}
+
+int log_mgr_meta_load(log_mgr_t *mgr, const char *want_cluster_id, char *err, size_t errlen)
+{
+    meta_t *m = xcalloc((size_t)mgr->ndirs, sizeof(*m));
+    int rc = -1;
+
+    for (int i = 0; i < mgr->ndirs; i++)
+        if (meta_read(mgr, mgr->dirs[i].path, &m[i], err, errlen) < 0)
+            goto out;
+    if (meta_cluster_id(mgr, m, want_cluster_id, err, errlen) < 0)
+        goto out;
+    for (int i = 0; i < mgr->ndirs; i++) {
+        if (m[i].present && !uuid_is_zero(m[i].dir_id)) {
+            memcpy(mgr->dirs[i].dir_id, m[i].dir_id, 16);
+            for (int j = 0; j < i; j++)
+                if (memcmp(mgr->dirs[j].dir_id, m[i].dir_id, 16) == 0) {
+                    snprintf(err, errlen, "%s and %s have the same directory.id",
+                             mgr->dirs[j].path, mgr->dirs[i].path);
+                    goto out;
+                }
+            continue;
+        }
+        if (uuid_generate(mgr->dirs[i].dir_id) < 0 || meta_write(mgr, i) < 0) {
+            snprintf(err, errlen, "%s/meta.properties: cannot write: %s", mgr->dirs[i].path,
+                     strerror(errno));
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(m);
+    return rc;
+}
+
+/* ---- clean shutdown marker ---- */
+
+void log_mgr_shutdown_marker_load(log_mgr_t *mgr, int i)
+{
+    char *path = mgr_path(mgr->dirs[i].path, ".kafka_cleanshutdown");
+    char *text = log_ckpt_read_file(path, NULL);
+    const char *p;
+
+    mgr->dirs[i].clean = text != NULL;
+    if (text && (p = strstr(text, "\"brokerEpoch\"")) != NULL && (p = strchr(p, ':')) != NULL)
+        mgr->prev_broker_epoch = strtoll(p + 1, NULL, 10);
+    free(text);
+    free(path);
+}
+
+int log_mgr_shutdown_marker_write(log_mgr_t *mgr, int i, int64_t broker_epoch)
+{
+    char *path = mgr_path(mgr->dirs[i].path, ".kafka_cleanshutdown");
+    char text[80];
+    int rc;
+
+    snprintf(text, sizeof(text), "{\"version\":0,\"brokerEpoch\":%" PRId64 "}", broker_epoch);
+    rc = log_ckpt_write_file(path, text, strlen(text));
+    free(path);
+    return rc;
+}
+
+/* ---- checkpoints ---- */
+
+typedef struct ckpt_ctx_s {
+    smap_t *m;
+} ckpt_ctx_t;
+
+static int ckpt_line(void *opaque, char **f)
+{
+    ckpt_ctx_t *c = opaque;
+    char key[512], *e1, *e2;
+    long long part, off;
+    int64_t *v;
+
+    errno = 0;
+    part = strtoll(f[1], &e1, 10);
+    off = strtoll(f[2], &e2, 10);
+    if (errno || *e1 || *e2 || part < 0 || part > INT32_MAX)
+        return -1;
+    snprintf(key, sizeof(key), "%s-%lld", f[0], part);
+    v = xmalloc(sizeof(*v));
+    *v = off;
+    free(smap_get(c->m, key, strlen(key)));
+    smap_put(c->m, key, strlen(key), v);
+    return 0;
+}
+
+static void ckpt_map_free(smap_t *m)
+{
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+
+    while (smap_next(m, &pos, &key, &klen, &val))
+        free(val);
+    smap_free(m);
+}
+
+static void ckpt_read(const char *dir, const char *name, smap_t *m)
+{
+    char *path = mgr_path(dir, name);
+    char *text = log_ckpt_read_file(path, NULL);
+    ckpt_ctx_t c = {m};
+
+    if (text && log_ckpt_parse(text, 3, ckpt_line, &c) < 0) {
+        lg_warn("%s is malformed; ignoring it", path);
+        ckpt_map_free(m);
+        smap_init(m);
+    }
+    free(text);
+    free(path);
+}
+
+void log_mgr_ckpt_load(log_mgr_t *mgr, int i, mgr_ckpt_t *ck)
+{
+    smap_init(&ck->recovery);
+    smap_init(&ck->start);
+    smap_init(&ck->hwm);
+    ckpt_read(mgr->dirs[i].path, "recovery-point-offset-checkpoint", &ck->recovery);
+    ckpt_read(mgr->dirs[i].path, "log-start-offset-checkpoint", &ck->start);
+    ckpt_read(mgr->dirs[i].path, "replication-offset-checkpoint", &ck->hwm);
+}
+
+void log_mgr_ckpt_free(mgr_ckpt_t *ck)
+{
+    ckpt_map_free(&ck->recovery);
+    ckpt_map_free(&ck->start);
+    ckpt_map_free(&ck->hwm);
+}
+
+int64_t log_mgr_ckpt_get(const smap_t *m, const char *key, int64_t dflt)
+{
+    const int64_t *v = smap_get(m, key, strlen(key));
+    return v ? *v : dflt;
+}
+
+static int cmp_log(const void *a, const void *b)
+{
+    const log_t *x = *(log_t *const *)a, *y = *(log_t *const *)b;
+    int c = strcmp(log_topic(x), log_topic(y));
+    return c ? c : (log_partition(x) > log_partition(y)) - (log_partition(x) < log_partition(y));
+}
+
+enum { CK_RECOVERY, CK_START, CK_HWM };
+
+static int ckpt_write_one(const char *dir, const char *name, log_t **logs, int n, int which)
+{
+    char *path = mgr_path(dir, name), line[400];
+    int count = 0, rc;
+    buf_t body, b;
+
+    buf_init(&body);
+    buf_init(&b);
+    for (int i = 0; i < n; i++) {
+        int64_t v = which == CK_RECOVERY ? log_recovery_point(logs[i])
+                    : which == CK_HWM   ? log_high_watermark(logs[i])
+                                        : log_start_offset(logs[i]);
+        if (which == CK_START && v <= logs[i]->segs[0]->base_offset)
+            continue;
+        snprintf(line, sizeof(line), "%s %" PRId32 " %" PRId64 "\n", log_topic(logs[i]),
+                 log_partition(logs[i]), v);
+        buf_put(&body, line, strlen(line));
+        count++;
+    }
+    snprintf(line, sizeof(line), "0\n%d\n", count);
+    buf_put(&b, line, strlen(line));
+    buf_put(&b, body.p, body.len);
+    rc = log_ckpt_write_file(path, b.p, b.len);
+    buf_free(&b);
+    buf_free(&body);
+    free(path);
+    return rc;
+}
+
+int log_mgr_ckpt_write_dir(log_mgr_t *mgr, int d)
+{
+    log_t **logs = xmalloc(sizeof(*logs) * (mgr->parts.count + 1));
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+    int n = 0, rc = 0;
+
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
+        mgr_part_t *part = val;
+        if (part->dir == d)
+            logs[n++] = part->log;
+    }
+    if (n > 0)
+        qsort(logs, (size_t)n, sizeof(*logs), cmp_log);
+    if (ckpt_write_one(mgr->dirs[d].path, "recovery-point-offset-checkpoint", logs, n,
+                       CK_RECOVERY) < 0 ||
+        ckpt_write_one(mgr->dirs[d].path, "log-start-offset-checkpoint", logs, n, CK_START) < 0 ||
+        ckpt_write_one(mgr->dirs[d].path, "replication-offset-checkpoint", logs, n, CK_HWM) < 0)
+        rc = -1;
+    free(logs);
+    return rc;
+}

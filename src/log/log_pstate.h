@@ -1,0 +1,90 @@
+/* Producer state of one partition (Kafka's ProducerStateManager): for each
+ * producer id its epoch, the metadata of its last 5 batches (to answer a
+ * retried batch with the original offsets instead of writing it twice),
+ * its coordinator epoch and ongoing transaction, and the snapshots
+ * <offset>.snapshot that spare a full log scan at startup. */
+#ifndef STRAND_LOG_LOG_PSTATE_H
+#define STRAND_LOG_LOG_PSTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log/log.h"
+#include "log/log_batch.h"
+#include "util/smap.h"
+
+#define LOG_PSTATE_BATCHES 5 /* Kafka's NUM_BATCHES_TO_RETAIN */
+
+typedef struct log_pstate_batch_s {
+    int32_t first_seq;
+    int32_t last_seq;
+    int64_t first_offset;
+    int64_t last_offset;
+    int64_t timestamp; /* the batch's max timestamp */
+} log_pstate_batch_t;
+
+typedef struct log_pstate_entry_s {
+    int64_t producer_id;
+    int16_t epoch;
+    int32_t coordinator_epoch;
+    int64_t last_timestamp;
+    int64_t current_txn_first_offset; /* -1 none */
+    int nbatches;                     /* oldest first */
+    log_pstate_batch_t batches[LOG_PSTATE_BATCHES];
+} log_pstate_entry_t;
+
+typedef struct log_pstate_s {
+    char *dir;            /* owned */
+    smap_t producers;     /* 8-byte producer id -> entry (owned) */
+    int64_t map_end_offset;  /* the state covers offsets below this */
+    int64_t last_snap_offset;
+    int64_t *snaps;       /* offsets of the snapshot files, ascending */
+    int nsnaps;
+} log_pstate_t;
+
+/* Lists the snapshot files of dir. Returns 0 or -1 with errno. */
+int log_pstate_init(log_pstate_t *ps, const char *dir);
+void log_pstate_free(log_pstate_t *ps);
+
+/* The entry of a producer, or NULL. Owned by ps. */
+log_pstate_entry_t *log_pstate_get(const log_pstate_t *ps, int64_t producer_id);
+
+/* Checks a client batch (h: header with its final offsets not needed)
+ * against the producer's state as Kafka 4.x does. Returns 0 and *dup =
+ * NULL to append; 0 and *dup = the original batch for a retry of one of
+ * the last 5; INVALID_PRODUCER_EPOCH 47, OUT_OF_ORDER_SEQUENCE_NUMBER 45,
+ * INVALID_TXN_STATE 48 otherwise. */
+int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
+                         const log_pstate_batch_t **dup);
+
+/* Applies an appended batch (h with its final base offset; batch = its
+ * bytes, needed for control batches, may be NULL otherwise) and moves the
+ * map end offset past it. No checks (replication and replay use it). */
+void log_pstate_update(log_pstate_t *ps, const log_batch_hdr_t *h,
+                       const uint8_t *batch, size_t len);
+void log_pstate_set_end(log_pstate_t *ps, int64_t offset);
+
+/* Drops producers idle for expiration_ms (not in a transaction). Returns
+ * how many. */
+int log_pstate_expire(log_pstate_t *ps, int64_t now_ms, int64_t expiration_ms);
+
+/* Forgets all producers; deletes snapshots above leo or at or below
+ * log_start; loads the newest remaining snapshot (skipping corrupt ones,
+ * which are deleted). The map end offset is then that snapshot's offset,
+ * or log_start: the caller replays the log from there. */
+void log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo,
+                       int64_t now_ms, int64_t expiration_ms);
+
+/* Writes <map end offset>.snapshot if the state moved since the last one.
+ * Returns 0 or -1 with errno. */
+int log_pstate_snapshot(log_pstate_t *ps);
+/* Deletes the snapshot files below offset. */
+void log_pstate_delete_before(log_pstate_t *ps, int64_t offset);
+/* Forgets everything and deletes all snapshots; the state restarts at
+ * offset. */
+void log_pstate_reset(log_pstate_t *ps, int64_t offset);
+
+/* Sequence arithmetic with Kafka's wrap past INT32_MAX to 0. */
+int32_t log_pstate_seq_add(int32_t seq, int32_t n);
+
+#endif
