@@ -1,0 +1,230 @@
+/* 0007-api-versions: raw ApiVersions requests.
+ *
+ * - v0 (header v1): answer = correlation id, error 0, [key min max].
+ * - v3 (header v2, with client software name/version): the answer still has
+ *   the v0 response header (correlation id only, no tag buffer: ApiVersions
+ *   is the exception, so a client can read it before it knows versions), then
+ *   a flexible body: error, compact array of [key min max tags], throttle
+ *   time, tags. Both answers list the same ranges, parsed to the last byte.
+ * - v3 with a client software name Kafka's pattern refuses: error 42
+ *   (INVALID_REQUEST) and no keys, as Kafka 4.x answers.
+ * - The ranges include every version librdkafka 2.0.2 needs to see
+ *   advertised (its feature probes, shared/kafka-protocol API-TABLE 4.2). */
+#include "testlib/testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_KEYS 200
+
+typedef struct range {
+    int16_t key, min, max;
+} range;
+
+typedef struct parser {
+    const uint8_t *p, *end;
+} parser;
+
+static void need(parser *ps, size_t n, const char *what)
+{
+    TL_ASSERT((size_t)(ps->end - ps->p) >= n, "answer ends inside %s", what);
+}
+
+static int16_t get16(parser *ps, const char *what)
+{
+    need(ps, 2, what);
+    ps->p += 2;
+    return tl_get_i16(ps->p - 2);
+}
+
+static int32_t get32(parser *ps, const char *what)
+{
+    need(ps, 4, what);
+    ps->p += 4;
+    return tl_get_i32(ps->p - 4);
+}
+
+static uint64_t getuv(parser *ps, const char *what)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        uint8_t b;
+        need(ps, 1, what);
+        b = *ps->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    tl_fail("varint too long in %s", what);
+}
+
+static void skip_tags(parser *ps, const char *what)
+{
+    uint64_t n = getuv(ps, what);
+    while (n--) {
+        uint64_t size;
+        (void)getuv(ps, what); /* tag */
+        size = getuv(ps, what);
+        need(ps, (size_t)size, what);
+        ps->p += size;
+    }
+}
+
+static int exchange(const tl_req *r, uint8_t **resp)
+{
+    const char *bs = tl_bootstrap();
+    int fd = tl_connect(bs, 10000), len;
+    TL_ASSERT(fd >= 0, "connect to %s failed", bs);
+    TL_ASSERT_EQ(tl_send_all(fd, r->data, r->len), 0);
+    len = tl_recv_frame(fd, resp, 10000);
+    TL_ASSERT(len > 0, "no answer");
+    close(fd);
+    return len;
+}
+
+static int ask_v0(range *out)
+{
+    tl_req r;
+    uint8_t *resp;
+    parser ps;
+    int len, n;
+
+    tl_req_header(&r, 18, 0, 100, "t0007");
+    tl_req_finish(&r);
+    len = exchange(&r, &resp);
+    ps = (parser){resp, resp + len};
+    TL_ASSERT_EQ(get32(&ps, "correlation id"), 100);
+    TL_ASSERT_EQ(get16(&ps, "error"), 0);
+    n = get32(&ps, "array length");
+    TL_ASSERT(n > 0 && n <= MAX_KEYS, "%d keys", n);
+    for (int i = 0; i < n; i++) {
+        out[i].key = get16(&ps, "key");
+        out[i].min = get16(&ps, "min");
+        out[i].max = get16(&ps, "max");
+    }
+    TL_ASSERT(ps.p == ps.end, "%d bytes after the v0 body", (int)(ps.end - ps.p));
+    free(resp);
+    return n;
+}
+
+static void v3_request(tl_req *r, int32_t corr, const char *name)
+{
+    tl_req_header(r, 18, 3, corr, "t0007");
+    tl_req_i8(r, 0); /* request header v2: empty tag buffer */
+    tl_req_i8(r, (int8_t)(strlen(name) + 1));
+    tl_req_bytes(r, name, strlen(name));
+    tl_req_i8(r, 4);
+    tl_req_bytes(r, "1.0", 3);
+    tl_req_i8(r, 0); /* body tags */
+    tl_req_finish(r);
+}
+
+static int ask_v3(range *out)
+{
+    tl_req r;
+    uint8_t *resp;
+    parser ps;
+    int len, n;
+
+    v3_request(&r, 300, "strand-tests");
+    len = exchange(&r, &resp);
+    ps = (parser){resp, resp + len};
+    TL_ASSERT_EQ(get32(&ps, "correlation id"), 300);
+    /* A response header v1 would put a 0 tag byte here, and the error code
+     * would read as 0x00XX or fail the exact-length check below. */
+    TL_ASSERT_EQ(get16(&ps, "error"), 0);
+    n = (int)getuv(&ps, "compact array length") - 1;
+    TL_ASSERT(n > 0 && n <= MAX_KEYS, "%d keys", n);
+    for (int i = 0; i < n; i++) {
+        out[i].key = get16(&ps, "key");
+        out[i].min = get16(&ps, "min");
+        out[i].max = get16(&ps, "max");
+        skip_tags(&ps, "key tags");
+    }
+    TL_ASSERT_EQ(get32(&ps, "throttle time"), 0);
+    skip_tags(&ps, "body tags");
+    TL_ASSERT(ps.p == ps.end, "%d bytes after the v3 body", (int)(ps.end - ps.p));
+    free(resp);
+    return n;
+}
+
+/* Kafka refuses software names outside [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
+ * and answers exactly: error 42, empty key array, throttle 0, no tags. */
+static void ask_v3_bad_name(void)
+{
+    static const uint8_t want[] = {0, 0, 0, 44, 0, 42, 1, 0, 0, 0, 0, 0};
+    tl_req r;
+    uint8_t *resp;
+    int len;
+    v3_request(&r, 44, "bad name!");
+    len = exchange(&r, &resp);
+    TL_ASSERT(len == (int)sizeof(want) && memcmp(resp, want, sizeof(want)) == 0,
+              "answer to a bad software name: %d bytes, error %d", len,
+              len >= 6 ? tl_get_i16(resp + 4) : -1);
+    free(resp);
+}
+
+static const range *find(const range *r, int n, int16_t key)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].key == key)
+            return &r[i];
+    return NULL;
+}
+
+/* Versions librdkafka 2.0.2 needs inside the advertised range: its feature
+ * probes (MSGVER2, ZSTD, idempotence, groups, ...) and, for the APIs it
+ * uses, the version it sends (API-TABLE 4.2). */
+static const struct {
+    int16_t key;
+    const char *name;
+    int16_t versions[4];
+    int nversions;
+} needs[] = {
+    {0, "Produce", {0, 3, 7}, 3},        {1, "Fetch", {4, 10, 11}, 3},
+    {2, "ListOffsets", {1, 2}, 2},        {3, "Metadata", {4}, 1},
+    {8, "OffsetCommit", {2, 7}, 2},       {9, "OffsetFetch", {1, 7}, 2},
+    {10, "FindCoordinator", {0, 2}, 2},   {11, "JoinGroup", {0, 5}, 2},
+    {12, "Heartbeat", {0, 3}, 2},         {13, "LeaveGroup", {0, 1}, 2},
+    {14, "SyncGroup", {0, 3}, 2},         {18, "ApiVersions", {0, 3}, 2},
+    {19, "CreateTopics", {4}, 1},         {22, "InitProducerId", {0, 4}, 2},
+};
+
+static void check_needs(const range *r, int n)
+{
+    for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+        const range *got = find(r, n, needs[i].key);
+        TL_ASSERT(got != NULL, "%s (%d) is not advertised", needs[i].name, needs[i].key);
+        for (int v = 0; v < needs[i].nversions; v++)
+            TL_ASSERT(got->min <= needs[i].versions[v] && needs[i].versions[v] <= got->max,
+                      "%s advertised %d..%d, librdkafka 2.0.2 needs %d", needs[i].name,
+                      got->min, got->max, needs[i].versions[v]);
+    }
+}
+
+int main(void)
+{
+    static range v0[MAX_KEYS], v3[MAX_KEYS];
+    int n0, n3;
+
+    tl_init("0007-api-versions");
+    tl_bootstrap();
+    n0 = ask_v0(v0);
+    n3 = ask_v3(v3);
+    TL_ASSERT_EQ(n0, n3);
+    for (int i = 0; i < n0; i++) {
+        const range *o = find(v3, n3, v0[i].key);
+        TL_ASSERT(o != NULL, "key %d in the v0 answer only", v0[i].key);
+        TL_ASSERT(o->min == v0[i].min && o->max == v0[i].max, "key %d: v0 %d..%d, v3 %d..%d",
+                  v0[i].key, v0[i].min, v0[i].max, o->min, o->max);
+        TL_ASSERT(v0[i].min >= 0 && v0[i].min <= v0[i].max, "key %d: range %d..%d",
+                  v0[i].key, v0[i].min, v0[i].max);
+        TL_ASSERT(find(v0 + i + 1, n0 - i - 1, v0[i].key) == NULL, "key %d twice", v0[i].key);
+    }
+    ask_v3_bad_name();
+    check_needs(v0, n0);
+    tl_log("%d APIs advertised, the same in v0 and v3; librdkafka's needs met", n0);
+    return tl_done();
+}
