@@ -258,9 +258,10 @@ static void broker_job_idle(net_loop_t *loop, void *data)
         next = c->next;
         if (!c->busy && !c->outq_head && now - c->last_active > b->cfg.connections_max_idle_ms)
             net_conn_close(c, "idle longer than connections.max.idle.ms");
+        else if (now - c->last_active > 5000)
+            net_conn_trim(c);
     }
-    int64_t every = b->cfg.connections_max_idle_ms / 4;
-    broker_every(b, every < 1000 ? 1000 : every, broker_job_idle);
+    broker_every(b, 1000, broker_job_idle);
 }
 
 /* ---- signals ---- */

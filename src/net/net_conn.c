@@ -74,6 +74,16 @@ net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, in
     return conn;
 }
 
+void net_conn_trim(net_conn_t *conn)
+{
+    if (conn->busy || conn->rlen != conn->rpos || conn->outq_head)
+        return;
+    free(conn->rbuf);
+    conn->rbuf = NULL;
+    conn->rpos = conn->rlen = conn->rcap = 0;
+    arena_destroy(&conn->arena);
+}
+
 void net_conn_hold(net_conn_t *conn)
 {
     conn->refs++;

@@ -64,6 +64,9 @@ void net_conn_reply(net_conn_t *conn, buf_t *resp);
 void net_conn_done(net_conn_t *conn);
 /* Closes after logging why; safe to call from callbacks. */
 void net_conn_close(net_conn_t *conn, const char *why);
+/* Gives back the buffers of a connection with nothing in flight, so that
+ * thousands of idle clients cost little memory. No-op otherwise. */
+void net_conn_trim(net_conn_t *conn);
 void net_conn_hold(net_conn_t *conn);
 void net_conn_release(net_conn_t *conn);
 
