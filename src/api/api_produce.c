@@ -83,6 +83,7 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
     pr->log_append_time_ms = res.log_append_time;
     pr->log_start_offset = res.log_start_offset;
     if (!res.duplicate) {
+        part_appended(part);
         api_produce_flush_policy(req, part);
         part_notify(part);
     }

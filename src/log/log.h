@@ -92,12 +92,17 @@ typedef struct log_append_result_s {
  * in place: base offset = LEO, partitionLeaderEpoch = leader_epoch, and
  * for LogAppendTime topics the timestamp type and maxTimestamp (with the
  * CRC recomputed). Rolls the active segment first when it is full or too
- * old. Returns a Kafka error code: 0; DUPLICATE is reported through
- * res->duplicate with error 0; OUT_OF_ORDER_SEQUENCE_NUMBER (45),
- * INVALID_PRODUCER_EPOCH (47), UNKNOWN_PRODUCER_ID (59) from the
- * idempotence checks; CORRUPT_MESSAGE (2) for a short or non-v2 batch;
- * RECORD_LIST_TOO_LARGE (18) when it cannot fit a segment;
- * KAFKA_STORAGE_ERROR (56) on I/O failure. */
+ * old. Returns a Kafka error code: 0; a retry of one of the producer's
+ * last 5 batches is reported through res->duplicate with error 0 and the
+ * original offsets; from the idempotence checks (as Kafka 4.x:
+ * ProducerAppendInfo) OUT_OF_ORDER_SEQUENCE_NUMBER (45) for a gap or a
+ * new epoch not starting at 0, INVALID_PRODUCER_EPOCH (47) for an older
+ * epoch, INVALID_TXN_STATE (48) for a non-transactional batch during the
+ * producer's transaction; an unknown producer id is accepted at any
+ * sequence (Kafka 4.x never answers UNKNOWN_PRODUCER_ID (59) here);
+ * CORRUPT_MESSAGE (2) for a short or non-v2 batch; RECORD_LIST_TOO_LARGE
+ * (18) when it is larger than segment.bytes; KAFKA_STORAGE_ERROR (56) on
+ * I/O failure. */
 int16_t log_append(log_t *log, uint8_t *batch, size_t len,
                    int32_t leader_epoch, int64_t now_ms,
                    log_append_result_t *res);

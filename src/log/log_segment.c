@@ -26,7 +26,10 @@
 
 #include "util/mem.h"
 
-#define SEG_SCAN_CHUNK (64 * 1024)
+/* Read-ahead of the .log reader: small for lookups, which read a few
+ * headers near an index entry; large for recovery, which reads it all. */
+#define SEG_LOOKUP_CHUNK 4096
+#define SEG_RECOVER_CHUNK (1024 * 1024)
 
 char *log_segment_file(const char *dir, int64_t base, const char *suffix)
 {
@@ -62,12 +65,14 @@ typedef struct seg_rd_s {
     size_t cap;
     int64_t pos; /* file position of buf[0] */
     size_t len;
+    size_t chunk;
 } seg_rd_t;
 
 static void seg_rd_init(seg_rd_t *rd, log_segment_t *seg)
 {
     memset(rd, 0, sizeof(*rd));
     rd->seg = seg;
+    rd->chunk = SEG_LOOKUP_CHUNK;
 }
 
 static void seg_rd_free(seg_rd_t *rd)
@@ -107,7 +112,7 @@ static const uint8_t *seg_rd_get(seg_rd_t *rd, int64_t pos, size_t n)
     }
     if (rd->buf && pos >= rd->pos && pos + (int64_t)n <= rd->pos + (int64_t)rd->len)
         return rd->buf + (pos - rd->pos);
-    want = n > SEG_SCAN_CHUNK ? n : SEG_SCAN_CHUNK;
+    want = n > rd->chunk ? n : rd->chunk;
     if ((int64_t)want > size - pos)
         want = (size_t)(size - pos);
     if (want > rd->cap) {
@@ -471,6 +476,7 @@ int64_t log_segment_recover(log_segment_t *seg, int32_t index_interval, int64_t 
     seg->rolling_ts = -1;
     expect = expect_offset > seg->base_offset ? expect_offset : seg->base_offset;
     seg_rd_init(&rd, seg);
+    rd.chunk = SEG_RECOVER_CHUNK;
     while ((r = seg_check_batch(&rd, valid, expect, &h, &batch)) == 1) {
         if (h.max_timestamp > seg->max_ts) {
             seg->max_ts = h.max_timestamp;

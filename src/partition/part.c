@@ -74,6 +74,8 @@ static void part_take_leadership(part_t *part)
 {
     int32_t epoch = log_latest_epoch(part->log) + 1;
     part->leader_epoch = epoch;
+    /* The only replica: everything in the log is committed. */
+    log_set_high_watermark(part->log, log_end_offset(part->log));
     if (log_epoch_assign(part->log, epoch, log_end_offset(part->log)) < 0)
         lg_warn("%s-%d: cannot write leader-epoch-checkpoint: %s", part->topic->name,
                 part->index, strerror(errno));

@@ -99,6 +99,14 @@ static inline int64_t part_hwm(const part_t *part)
     return log_end_offset(part->log);
 }
 
+/* After an append: the high watermark follows the log end at once (the
+ * leader is the whole ISR); the log keeps it for retention, DeleteRecords
+ * and replication-offset-checkpoint. */
+static inline void part_appended(part_t *part)
+{
+    log_set_high_watermark(part->log, log_end_offset(part->log));
+}
+
 void part_watch_add(part_t *part, part_watch_t *w);
 /* Safe on a watch that is not in a list. */
 void part_watch_del(part_watch_t *w);

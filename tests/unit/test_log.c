@@ -4,10 +4,13 @@
  * encoded here by hand so the tests do not depend on the batch encoder. */
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log/log.h"
@@ -183,7 +186,8 @@ static int64_t file_size(const char *path)
 static uint8_t *read_region(const log_read_result_t *r)
 {
     uint8_t *p = malloc((size_t)r->len + 1);
-    CU_ASSERT_EQUAL((ssize_t)r->len, pread(r->fd, p, (size_t)r->len, r->file_pos));
+    ssize_t n = pread(r->fd, p, (size_t)r->len, r->file_pos);
+    CU_ASSERT_EQUAL((ssize_t)r->len, n);
     return p;
 }
 
@@ -1238,6 +1242,107 @@ static void test_replica_append(void)
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000000.log")), (int64_t)(2 * l1));
 }
 
+/* ---- failures ---- */
+
+/* A write that fails (here: the file size limit, as a full disk would)
+ * leaves no partial batch behind, and the log goes on at the same offset
+ * once space is back. */
+static void test_append_io_failure(void)
+{
+    const char *dir = fresh_dir();
+    log_config_t cfg = small_cfg();
+    log_t *log = open_log(dir, &cfg, 0);
+    tb_t t = tb(1, 1000);
+    size_t len;
+    uint8_t *b;
+    log_append_result_t res;
+    struct rlimit old, lim;
+    int64_t size;
+
+    append(log, &t, 0);
+    size = file_size(path_in(dir, "00000000000000000000.log"));
+    t.vsize = 5000;
+    b = mkbatch(&t, &len);
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = (rlim_t)(size + 100) > 4096 ? (rlim_t)(size + 100) : 4096;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    CU_ASSERT_EQUAL(log_append(log, b, len, 0, NOW, &res), 56);
+    setrlimit(RLIMIT_FSIZE, &old);
+    CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000000.log")), size);
+    CU_ASSERT_EQUAL(log_end_offset(log), 1);
+    CU_ASSERT_EQUAL(log_append(log, b, len, 0, NOW, &res), 0);
+    CU_ASSERT_EQUAL(res.base_offset, 1);
+    free(b);
+    log_close(log);
+    log = open_log(dir, &cfg, 0);
+    CU_ASSERT_EQUAL(log_end_offset(log), 2);
+    log_close(log);
+}
+
+/* kill -9 at a random moment of an append loop: the log recovers to at
+ * least every append that had returned, and every batch in it is whole. */
+static void test_kill9_loop(void)
+{
+    log_config_t cfg = small_cfg();
+
+    cfg.segment_bytes = 20000;
+    cfg.index_interval_bytes = 300;
+    for (int round = 0; round < 6; round++) {
+        const char *dir = fresh_dir();
+        int fds[2];
+        pid_t pid;
+        int64_t acked = -1, v;
+        log_t *log;
+
+        CU_ASSERT_FATAL(pipe(fds) == 0);
+        pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            log = open_log(dir, &cfg, 0);
+            for (int i = 0;; i++) {
+                tb_t t = tb(1 + i % 5, 1000 + i);
+                size_t len;
+                uint8_t *b = mkbatch(&t, &len);
+                log_append_result_t res;
+                if (log_append(log, b, len, 0, NOW, &res) != 0)
+                    _exit(1);
+                free(b);
+                if (write(fds[1], &res.last_offset, sizeof(res.last_offset)) < 0)
+                    _exit(1);
+            }
+        }
+        close(fds[1]);
+        usleep(20000 + 15000 * round);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        while (read(fds[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
+            acked = v;
+        close(fds[0]);
+        CU_ASSERT(acked >= 0);
+        log = open_log(dir, &cfg, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+        CU_ASSERT(log_end_offset(log) >= acked + 1);
+        /* every batch readable, offsets contiguous */
+        {
+            int64_t off = 0;
+            while (off < log_end_offset(log)) {
+                log_read_result_t rr;
+                uint8_t *p;
+                CU_ASSERT_EQUAL_FATAL(log_read(log, off, 1, 1, INT64_MAX, &rr), 0);
+                CU_ASSERT_EQUAL_FATAL(rr.first_offset, off);
+                p = read_region(&rr);
+                CU_ASSERT(log_batch_crc_ok(p, (size_t)rr.len));
+                off += get_be32(p + 23) + 1;
+                free(p);
+                close(rr.fd);
+            }
+        }
+        log_close(log);
+    }
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/strand-test-log-XXXXXX");
@@ -1274,6 +1379,8 @@ int main(void)
     CU_add_test(s, "producer expiry", test_producer_expiry);
     CU_add_test(s, "flush", test_flush);
     CU_add_test(s, "replica append", test_replica_append);
+    CU_add_test(s, "append I/O failure", test_append_io_failure);
+    CU_add_test(s, "kill -9 loop", test_kill9_loop);
     int rc = unit_run();
     rm_rf(tmpdir);
     return rc;
