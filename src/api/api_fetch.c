@@ -1,41 +1,71 @@
 /* Fetch (key 1) for consumers: record bytes go from segment files to the
  * socket with sendfile (the response only names file regions), and a
  * fetch that finds fewer than min_bytes waits up to max_wait_ms for
- * produce to wake it (long polling).
- *
- * Fetch sessions (KIP-227): we answer every full fetch with session id 0,
- * which tells the client that no session was created; it then keeps
- * sending full fetches, exactly as with a Kafka broker whose session
- * cache is full. Incremental fetches name a session we never created and
- * get FETCH_SESSION_ID_NOT_FOUND. */
+ * produce to wake it (long polling). Fetch sessions (KIP-227) are kept in
+ * api_fsess.c: a request is first turned into a list of items (the
+ * request's partitions, or a session's), then answered from that list. */
 #include <string.h>
 #include <unistd.h>
 
+#include "api/api_fsess.h"
 #include "api/api_util.h"
+
+#define KERR_FETCH_SESSION_TOPIC_ID_ERROR 106
+
+typedef struct api_fitem_s {
+    proto_str_t name;      /* as the client names the topic (v < 13) */
+    proto_uuid_t id;       /* v13+ */
+    int32_t partition;
+    int64_t fetch_offset;
+    int32_t max_bytes;
+    int32_t current_leader_epoch;
+    int32_t last_fetched_epoch;
+    int sp;                /* index in the session's partitions, or -1 */
+} api_fitem_t;
 
 typedef struct api_fetch_s {
     api_req_t *req;
     proto_fetch_req_t r;
+    api_fitem_t *items;
+    int nitems;
+    int32_t session_id;    /* answered to the client; 0 = none */
+    int32_t session_epoch; /* the session's epoch after this request */
+    int incremental;       /* answer only partitions with news */
     part_watch_t *watches;
     int nwatch;
     net_timer_id_t timer;
-    int woken;     /* a deferred re-check is scheduled */
+    int woken;
     int done;
 } api_fetch_t;
 
-static topic_t *api_fetch_topic(api_fetch_t *f, proto_fetch_req_fetch_topic_t *ft)
+/* What one partition's answer would be; kept apart from the response so
+ * that an incremental answer can leave the partition out. */
+typedef struct api_fpart_s {
+    proto_fetch_resp_partition_data_t pd;
+    int news;
+} api_fpart_t;
+
+static topic_t *api_fetch_topic(api_fetch_t *f, const api_fitem_t *it)
 {
     broker_t *b = f->req->b;
     if (f->req->hdr.api_version >= 13)
-        return part_topic_by_id(b->reg, ft->topic_id.b);
-    return ft->topic.len >= 0 ? part_topic_get(b->reg, ft->topic.p, (size_t)ft->topic.len) : NULL;
+        return part_topic_by_id(b->reg, it->id.b);
+    return it->name.len >= 0 ? part_topic_get(b->reg, it->name.p, (size_t)it->name.len) : NULL;
 }
 
-/* Fills one partition's answer; *budget is what max_bytes still allows. */
-static void api_fetch_part(api_fetch_t *f, part_t *part, proto_fetch_req_fetch_partition_t *fp,
+static fsess_t *api_fetch_session(api_fetch_t *f)
+{
+    if (!f->session_id)
+        return NULL;
+    fsess_t *s = fsess_get(f->req->b->fsess, f->session_id);
+    return s && s->epoch == f->session_epoch ? s : NULL;
+}
+
+/* Reads one partition; *budget is what max_bytes still allows. */
+static void api_fetch_read(api_fetch_t *f, part_t *part, const api_fitem_t *it,
                            proto_fetch_resp_partition_data_t *pd, int64_t *budget, size_t *bytes)
 {
-    int16_t err = api_check_epoch(part, fp->current_leader_epoch);
+    int16_t err = api_check_epoch(part, it->current_leader_epoch);
     int64_t hwm = part_hwm(part);
 
     pd->high_watermark = hwm;
@@ -49,21 +79,20 @@ static void api_fetch_part(api_fetch_t *f, part_t *part, proto_fetch_req_fetch_p
         pd->error_code = err;
         return;
     }
-    if (fp->last_fetched_epoch >= 0) {
+    if (it->last_fetched_epoch >= 0) {
         int64_t end;
         int32_t epoch;
-        log_epoch_end_offset(part->log, fp->last_fetched_epoch, &end, &epoch);
-        if (epoch != fp->last_fetched_epoch || end < fp->fetch_offset) {
+        log_epoch_end_offset(part->log, it->last_fetched_epoch, &end, &epoch);
+        if (epoch != it->last_fetched_epoch || end < it->fetch_offset) {
             pd->diverging_epoch.epoch = epoch;
             pd->diverging_epoch.end_offset = end;
             return;
         }
     }
-    int64_t max = fp->partition_max_bytes < *budget ? fp->partition_max_bytes : *budget;
-    if (max < 0)
-        max = 0;
+    int64_t max = it->max_bytes < *budget ? it->max_bytes : *budget;
     log_read_result_t rd;
-    err = log_read(part->log, fp->fetch_offset, (int32_t)max, *bytes == 0, hwm, &rd);
+    err = log_read(part->log, it->fetch_offset, (int32_t)(max < 0 ? 0 : max), *bytes == 0, hwm,
+                   &rd);
     if (err) {
         pd->error_code = err;
         return;
@@ -77,70 +106,119 @@ static void api_fetch_part(api_fetch_t *f, part_t *part, proto_fetch_req_fetch_p
     }
 }
 
-/* Builds the answer; returns the record bytes it holds, *err_seen when a
- * partition has an error (which completes a fetch at once, as Kafka). */
-static size_t api_fetch_build(api_fetch_t *f, proto_fetch_resp_t *resp, int *err_seen)
+static void api_fetch_one(api_fetch_t *f, const api_fitem_t *it, api_fpart_t *fp,
+                          int64_t *budget, size_t *bytes)
 {
-    api_req_t *req = f->req;
+    topic_t *topic = api_fetch_topic(f, it);
+    part_t *part = topic ? part_get(topic, it->partition) : NULL;
+    proto_fetch_resp_partition_data_t *pd = &fp->pd;
+
+    proto_fetch_resp_partition_data_init(pd);
+    pd->partition_index = it->partition;
+    pd->records.len = 0;
+    pd->records.p = (const uint8_t *)"";
+    if (!part) {
+        pd->error_code = topic || f->req->hdr.api_version < 13 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                               : KERR_UNKNOWN_TOPIC_ID;
+        pd->high_watermark = -1;
+    } else {
+        api_fetch_read(f, part, it, pd, budget, bytes);
+    }
+    fp->news = !f->incremental || pd->records.len > 0 || pd->error_code ||
+               pd->diverging_epoch.epoch >= 0;
+    fsess_t *s = f->incremental ? api_fetch_session(f) : NULL;
+    if (s && it->sp >= 0) {
+        const fsess_part_t *sp = &s->parts[it->sp];
+        fp->news |= sp->sent_hwm != pd->high_watermark || sp->sent_lso != pd->last_stable_offset ||
+                    sp->sent_lstart != pd->log_start_offset;
+    }
+}
+
+/* Groups the answered partitions under their topics, in item order. */
+static void api_fetch_assemble(api_fetch_t *f, api_fpart_t *fps, proto_fetch_resp_t *resp)
+{
+    arena_t *a = f->req->arena;
+    resp->responses.v = arena_calloc(a, (size_t)f->nitems + 1, sizeof(*resp->responses.v));
+    resp->responses.n = 0;
+    proto_fetch_resp_fetchable_topic_response_t *tr = NULL;
+    for (int i = 0; i < f->nitems; i++) {
+        const api_fitem_t *it = &f->items[i];
+        if (!fps[i].news)
+            continue;
+        int same = tr && i > 0 &&
+                   (f->req->hdr.api_version >= 13
+                        ? !memcmp(tr->topic_id.b, it->id.b, 16)
+                        : tr->topic.len == it->name.len &&
+                              !memcmp(tr->topic.p, it->name.p, (size_t)it->name.len));
+        if (!same) {
+            tr = &resp->responses.v[resp->responses.n++];
+            proto_fetch_resp_fetchable_topic_response_init(tr);
+            tr->topic = it->name;
+            tr->topic_id = it->id;
+            tr->partitions.v = arena_calloc(a, (size_t)(f->nitems - i) + 1, sizeof(*tr->partitions.v));
+            tr->partitions.n = 0;
+        }
+        tr->partitions.v[tr->partitions.n++] = fps[i].pd;
+    }
+}
+
+/* Builds the answer; returns the record bytes it holds and sets *err_seen
+ * when a partition has an error (which completes a fetch at once). */
+static size_t api_fetch_build(api_fetch_t *f, proto_fetch_resp_t *resp, api_fpart_t **fps_out,
+                              int *err_seen)
+{
     int64_t budget = f->r.max_bytes;
     size_t bytes = 0;
+    api_fpart_t *fps = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*fps));
 
     proto_fetch_resp_init(resp);
-    resp->responses.n = f->r.topics.n < 0 ? 0 : f->r.topics.n;
-    resp->responses.v = arena_calloc(req->arena, (size_t)resp->responses.n + 1,
-                                     sizeof(*resp->responses.v));
-    for (int32_t i = 0; i < resp->responses.n; i++) {
-        proto_fetch_req_fetch_topic_t *ft = &f->r.topics.v[i];
-        proto_fetch_resp_fetchable_topic_response_t *tr = &resp->responses.v[i];
-        topic_t *topic = api_fetch_topic(f, ft);
-        proto_fetch_resp_fetchable_topic_response_init(tr);
-        tr->topic = ft->topic;
-        tr->topic_id = ft->topic_id;
-        tr->partitions.n = ft->partitions.n < 0 ? 0 : ft->partitions.n;
-        tr->partitions.v = arena_calloc(req->arena, (size_t)tr->partitions.n + 1,
-                                        sizeof(*tr->partitions.v));
-        for (int32_t j = 0; j < tr->partitions.n; j++) {
-            proto_fetch_req_fetch_partition_t *fp = &ft->partitions.v[j];
-            proto_fetch_resp_partition_data_t *pd = &tr->partitions.v[j];
-            part_t *part = topic ? part_get(topic, fp->partition) : NULL;
-            proto_fetch_resp_partition_data_init(pd);
-            pd->partition_index = fp->partition;
-            pd->records.len = 0;
-            pd->records.p = (const uint8_t *)"";
-            if (!part) {
-                pd->error_code = topic || req->hdr.api_version < 13 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
-                                                                    : KERR_UNKNOWN_TOPIC_ID;
-                pd->high_watermark = -1;
-            } else {
-                api_fetch_part(f, part, fp, pd, &budget, &bytes);
-            }
-            if (pd->error_code || pd->diverging_epoch.epoch >= 0)
-                *err_seen = 1;
-        }
+    resp->session_id = f->session_id;
+    for (int i = 0; i < f->nitems; i++) {
+        api_fetch_one(f, &f->items[i], &fps[i], &budget, &bytes);
+        if (fps[i].pd.error_code || fps[i].pd.diverging_epoch.epoch >= 0)
+            *err_seen = 1;
     }
+    api_fetch_assemble(f, fps, resp);
+    *fps_out = fps;
     return bytes;
 }
 
-static void api_fetch_close_fds(proto_fetch_resp_t *resp)
+static void api_fetch_close_fds(api_fetch_t *f, api_fpart_t *fps)
 {
-    for (int32_t i = 0; i < resp->responses.n; i++)
-        for (int32_t j = 0; j < resp->responses.v[i].partitions.n; j++) {
-            proto_records_t *rec = &resp->responses.v[i].partitions.v[j].records;
-            if (rec->fd >= 0)
-                close(rec->fd);
-            rec->fd = -1;
+    for (int i = 0; i < f->nitems; i++)
+        if (fps[i].pd.records.fd >= 0) {
+            close(fps[i].pd.records.fd);
+            fps[i].pd.records.fd = -1;
         }
+}
+
+/* The answer goes out: remember what the session's client now knows. */
+static void api_fetch_commit(api_fetch_t *f, const api_fpart_t *fps)
+{
+    fsess_t *s = api_fetch_session(f);
+    if (!s)
+        return;
+    s->last_used_ms = f->req->now_ms;
+    for (int i = 0; i < f->nitems; i++) {
+        if (f->items[i].sp < 0 || !fps[i].news)
+            continue;
+        fsess_part_t *sp = &s->parts[f->items[i].sp];
+        sp->sent_hwm = fps[i].pd.high_watermark;
+        sp->sent_lso = fps[i].pd.last_stable_offset;
+        sp->sent_lstart = fps[i].pd.log_start_offset;
+    }
 }
 
 static void api_fetch_unwatch(api_fetch_t *f)
 {
     for (int i = 0; i < f->nwatch; i++)
         part_watch_del(&f->watches[i]);
+    f->nwatch = 0;
     if (f->timer)
         net_timer_cancel(f->req->b->loop, f->timer);
     f->timer = 0;
     api_conn_t *ac = f->req->conn->udata;
-    if (ac->pending == f)
+    if (ac && ac->pending == f)
         ac->pending = NULL;
 }
 
@@ -148,22 +226,18 @@ static void api_fetch_wake(part_watch_t *w);
 
 static void api_fetch_watch(api_fetch_t *f)
 {
-    int n = 0;
-    for (int32_t i = 0; i < f->r.topics.n; i++)
-        n += f->r.topics.v[i].partitions.n > 0 ? f->r.topics.v[i].partitions.n : 0;
     if (!f->watches)
-        f->watches = arena_calloc(f->req->arena, (size_t)n + 1, sizeof(*f->watches));
-    for (int32_t i = 0; i < f->r.topics.n; i++) {
-        topic_t *topic = api_fetch_topic(f, &f->r.topics.v[i]);
-        for (int32_t j = 0; topic && j < f->r.topics.v[i].partitions.n; j++) {
-            part_t *part = part_get(topic, f->r.topics.v[i].partitions.v[j].partition);
-            if (!part)
-                continue;
-            part_watch_t *w = &f->watches[f->nwatch++];
-            w->cb = api_fetch_wake;
-            w->data = f;
-            part_watch_add(part, w);
-        }
+        f->watches = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*f->watches));
+    f->nwatch = 0;
+    for (int i = 0; i < f->nitems; i++) {
+        topic_t *topic = api_fetch_topic(f, &f->items[i]);
+        part_t *part = topic ? part_get(topic, f->items[i].partition) : NULL;
+        if (!part)
+            continue;
+        part_watch_t *w = &f->watches[f->nwatch++];
+        w->cb = api_fetch_wake;
+        w->data = f;
+        part_watch_add(part, w);
     }
 }
 
@@ -171,15 +245,17 @@ static void api_fetch_watch(api_fetch_t *f)
 static int api_fetch_try(api_fetch_t *f, int final)
 {
     proto_fetch_resp_t resp;
+    api_fpart_t *fps;
     int err_seen = 0;
-    size_t bytes = api_fetch_build(f, &resp, &err_seen);
+    size_t bytes = api_fetch_build(f, &resp, &fps, &err_seen);
 
     if (!final && !err_seen && (int64_t)bytes < f->r.min_bytes) {
-        api_fetch_close_fds(&resp);
+        api_fetch_close_fds(f, fps);
         return 0;
     }
     f->done = 1;
     api_fetch_unwatch(f);
+    api_fetch_commit(f, fps);
     API_REPLY(f->req, fetch, &resp);
     return 1;
 }
@@ -201,7 +277,6 @@ static void api_fetch_recheck(net_loop_t *loop, void *data)
             /* Not enough yet: wait again on every partition. */
             for (int i = 0; i < f->nwatch; i++)
                 part_watch_del(&f->watches[i]);
-            f->nwatch = 0;
             api_fetch_watch(f);
         }
     }
@@ -235,13 +310,134 @@ static void api_fetch_cancel(void *pending)
     api_fetch_unwatch(f);
 }
 
-static int16_t api_fetch_session_check(const proto_fetch_req_t *r)
+/* ---- turning the request into items ---- */
+
+static int api_fetch_count(const proto_fetch_req_t *r)
 {
-    if (r->session_id != 0)
+    int n = 0;
+    for (int32_t i = 0; i < r->topics.n; i++)
+        n += r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
+    return n;
+}
+
+static void api_fetch_item_from(api_fitem_t *it, const proto_fetch_req_fetch_topic_t *ft,
+                                const proto_fetch_req_fetch_partition_t *fp)
+{
+    it->name = ft->topic;
+    it->id = ft->topic_id;
+    it->partition = fp->partition;
+    it->fetch_offset = fp->fetch_offset;
+    it->max_bytes = fp->partition_max_bytes;
+    it->current_leader_epoch = fp->current_leader_epoch;
+    it->last_fetched_epoch = fp->last_fetched_epoch;
+    it->sp = -1;
+}
+
+/* Full fetch: the request's own partitions; with a new session when asked. */
+static void api_fetch_full(api_fetch_t *f, int want_session)
+{
+    fsess_t *s = NULL;
+    int by_id = f->req->hdr.api_version >= 13;
+
+    if (want_session)
+        s = fsess_create(f->req->b->fsess, by_id, f->req->now_ms);
+    f->items = arena_calloc(f->req->arena, (size_t)api_fetch_count(&f->r) + 1, sizeof(*f->items));
+    for (int32_t i = 0; i < f->r.topics.n; i++) {
+        const proto_fetch_req_fetch_topic_t *ft = &f->r.topics.v[i];
+        for (int32_t j = 0; j < ft->partitions.n; j++) {
+            api_fitem_t *it = &f->items[f->nitems++];
+            api_fetch_item_from(it, ft, &ft->partitions.v[j]);
+            if (!s)
+                continue;
+            int added;
+            fsess_part_t *sp = fsess_part(s, ft->topic.p, ft->topic.len, ft->topic_id.b,
+                                          it->partition, &added);
+            sp->fetch_offset = it->fetch_offset;
+            sp->max_bytes = it->max_bytes;
+            sp->current_leader_epoch = it->current_leader_epoch;
+            sp->last_fetched_epoch = it->last_fetched_epoch;
+            it->sp = (int)(sp - s->parts);
+        }
+    }
+    if (s) {
+        f->session_id = s->id;
+        f->session_epoch = s->epoch;
+    }
+}
+
+static void api_fetch_update_session(api_fetch_t *f, fsess_t *s)
+{
+    for (int32_t i = 0; i < f->r.forgotten_topics_data.n; i++) {
+        const proto_fetch_req_forgotten_topic_t *ft = &f->r.forgotten_topics_data.v[i];
+        for (int32_t j = 0; j < ft->partitions.n; j++)
+            fsess_forget(s, ft->topic.p, ft->topic.len, ft->topic_id.b, ft->partitions.v[j]);
+    }
+    for (int32_t i = 0; i < f->r.topics.n; i++) {
+        const proto_fetch_req_fetch_topic_t *ft = &f->r.topics.v[i];
+        for (int32_t j = 0; j < ft->partitions.n; j++) {
+            const proto_fetch_req_fetch_partition_t *fp = &ft->partitions.v[j];
+            int added;
+            fsess_part_t *sp = fsess_part(s, ft->topic.p, ft->topic.len, ft->topic_id.b,
+                                          fp->partition, &added);
+            sp->fetch_offset = fp->fetch_offset;
+            sp->max_bytes = fp->partition_max_bytes;
+            sp->current_leader_epoch = fp->current_leader_epoch;
+            sp->last_fetched_epoch = fp->last_fetched_epoch;
+        }
+    }
+}
+
+/* Incremental fetch: the session's partitions after this request's
+ * changes. Returns 0 or the session error for the whole request. */
+static int16_t api_fetch_incremental(api_fetch_t *f)
+{
+    fsess_t *s = fsess_get(f->req->b->fsess, f->r.session_id);
+    if (!s)
         return KERR_FETCH_SESSION_ID_NOT_FOUND;
-    if (r->session_epoch != 0 && r->session_epoch != -1)
+    if (s->epoch != f->r.session_epoch)
         return KERR_INVALID_FETCH_SESSION_EPOCH;
+    if (s->by_id != (f->req->hdr.api_version >= 13))
+        return KERR_FETCH_SESSION_TOPIC_ID_ERROR;
+    api_fetch_update_session(f, s);
+    s->epoch = s->epoch == INT32_MAX ? 1 : s->epoch + 1;
+    s->last_used_ms = f->req->now_ms;
+    f->incremental = 1;
+    f->session_id = s->id;
+    f->session_epoch = s->epoch;
+    f->items = arena_calloc(f->req->arena, (size_t)s->nparts + 1, sizeof(*f->items));
+    for (int i = 0; i < s->nparts; i++) {
+        fsess_part_t *sp = &s->parts[i];
+        api_fitem_t *it = &f->items[f->nitems++];
+        /* A copy: the session may go away while this fetch waits. */
+        it->name.len = (int32_t)strlen(sp->topic);
+        it->name.p = arena_strndup(f->req->arena, sp->topic, (size_t)it->name.len);
+        memcpy(it->id.b, sp->topic_id, 16);
+        it->partition = sp->partition;
+        it->fetch_offset = sp->fetch_offset;
+        it->max_bytes = sp->max_bytes;
+        it->current_leader_epoch = sp->current_leader_epoch;
+        it->last_fetched_epoch = sp->last_fetched_epoch;
+        it->sp = i;
+    }
     return KERR_NONE;
+}
+
+/* KIP-227 request forms: (0, -1) sessionless; (0, 0) full, asking for a
+ * session; (id, -1) closes the session, then sessionless; (id, 0) closes
+ * it and starts a new one; (id, n > 0) incremental. */
+static int16_t api_fetch_plan(api_fetch_t *f)
+{
+    int32_t id = f->r.session_id, epoch = f->r.session_epoch;
+    if (epoch == -1 || epoch == 0) {
+        if (id != 0)
+            fsess_remove(f->req->b->fsess, id);
+        /* Followers and empty requests do not get sessions. */
+        api_fetch_full(f, epoch == 0 && f->r.topics.n > 0);
+        return KERR_NONE;
+    }
+    if (id == 0)
+        return KERR_INVALID_FETCH_SESSION_EPOCH;
+    return api_fetch_incremental(f);
 }
 
 void api_fetch(api_req_t *req)
@@ -254,7 +450,7 @@ void api_fetch(api_req_t *req)
         api_close(req, "malformed Fetch request");
         return;
     }
-    int16_t err = api_fetch_session_check(&f->r);
+    int16_t err = api_fetch_plan(f);
     if (err) {
         proto_fetch_resp_t resp;
         proto_fetch_resp_init(&resp);

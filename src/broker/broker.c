@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/api_fsess.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -317,6 +318,7 @@ static int broker_open_logs(broker_t *b)
     }
     snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
     b->reg = part_reg_open(b->logs, &tdef, b->cfg.num_partitions);
+    b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
     broker_pid_load(b);
     return 0;
 }
@@ -384,6 +386,7 @@ int broker_run(broker_t *b)
     b->stopping = 1;
     broker_shutdown(b);
     part_reg_free(b->reg);
+    fsess_cache_free(b->fsess);
     if (log_mgr_close(b->logs, -1) < 0) {
         lg_error("clean shutdown of the logs failed: %s", strerror(errno));
         rc = 1;

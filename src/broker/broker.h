@@ -18,6 +18,7 @@ typedef struct broker_s {
     net_loop_t *loop;
     log_mgr_t *logs;
     part_reg_t *reg;
+    struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     net_listener_t **listeners;
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */

@@ -58,6 +58,8 @@ static const bcfg_key_t bcfg_keys[] = {
     K("transactional.id.expiration.ms", BT_I32, transactional_id_expiration_ms, "604800000"),
     K("group.initial.rebalance.delay.ms", BT_I64, group_initial_rebalance_delay_ms, "3000"),
     K("offsets.topic.num.partitions", BT_I32, offsets_topic_num_partitions, "50"),
+    K("max.incremental.fetch.session.cache.slots", BT_I32,
+      max_incremental_fetch_session_cache_slots, "1000"),
     K("controller.listener.names", BT_STR, controller_listener_names, ""),
     K("inter.broker.listener.name", BT_STR, inter_broker_listener_name, "PLAINTEXT"),
 };

@@ -65,6 +65,7 @@ typedef struct broker_config_s {
     int32_t transactional_id_expiration_ms;
     int64_t group_initial_rebalance_delay_ms;
     int32_t offsets_topic_num_partitions;
+    int32_t max_incremental_fetch_session_cache_slots;
     int32_t log_level; /* lg_level; strand-only key "log.level" */
 } broker_config_t;
 
