@@ -101,6 +101,12 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     api_req_t *req = arena_calloc(&conn->arena, 1, sizeof(*req));
     size_t hdr_len = 0;
 
+    if (ac->b->stopping) {
+        /* Shutting down: in-flight requests finish, new ones are not taken. */
+        net_conn_close(conn, NULL);
+        net_conn_done(conn);
+        return;
+    }
     req->b = ac->b;
     req->conn = conn;
     req->arena = &conn->arena;
@@ -135,4 +141,11 @@ void api_on_close(net_conn_t *conn)
         ac->pending = NULL;
         ac->cancel(p);
     }
+}
+
+void api_finish_pending(net_conn_t *conn)
+{
+    api_conn_t *ac = conn->udata;
+    if (ac && ac->pending && ac->finish)
+        ac->finish(ac->pending);
 }

@@ -38,6 +38,8 @@ const api_entry_t *api_table(int *n);
 /* net_conn_ops_t callbacks. */
 void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len);
 void api_on_close(net_conn_t *conn);
+/* Answers the connection's parked request at once (shutdown). */
+void api_finish_pending(net_conn_t *conn);
 
 /* Reply framing around a generated encoder. */
 void api_reply_begin(api_req_t *req, buf_t *out);
@@ -61,7 +63,8 @@ char *api_cstr(api_req_t *req, proto_str_t s);
 typedef struct api_conn_s {
     broker_t *b;
     void *pending;               /* a parked request (delayed fetch), or NULL */
-    void (*cancel)(void *pending);
+    void (*cancel)(void *pending);  /* the connection is closing: drop it */
+    void (*finish)(void *pending);  /* shutting down: answer it now */
 } api_conn_t;
 
 /* Handlers, one per file. */

@@ -310,6 +310,13 @@ static void api_fetch_cancel(void *pending)
     api_fetch_unwatch(f);
 }
 
+static void api_fetch_finish(void *pending)
+{
+    api_fetch_t *f = pending;
+    if (!f->done)
+        api_fetch_try(f, 1);
+}
+
 /* ---- turning the request into items ---- */
 
 static int api_fetch_count(const proto_fetch_req_t *r)
@@ -463,6 +470,7 @@ void api_fetch(api_req_t *req)
     api_conn_t *ac = req->conn->udata;
     ac->pending = f;
     ac->cancel = api_fetch_cancel;
+    ac->finish = api_fetch_finish;
     api_fetch_watch(f);
     f->timer = net_timer_add(req->b->loop, f->r.max_wait_ms, api_fetch_timeout, f);
 }

@@ -362,6 +362,9 @@ static void broker_shutdown(broker_t *b)
     for (int i = 0; i < b->nlisteners; i++)
         net_listener_free(b->listeners[i]);
     b->nlisteners = 0;
+    /* In-flight requests that wait (long polls) are answered now. */
+    for (net_conn_t *c = b->conns.next; c != &b->conns; c = c->next)
+        api_finish_pending(c);
     /* Give queued answers (a second at most) to reach their clients. */
     int64_t until = net_now_mono_ms() + 1000;
     for (;;) {
