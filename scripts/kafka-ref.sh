@@ -35,7 +35,7 @@ TIMEOUT=${KAFKA_REF_TIMEOUT:-90}
 . "$ROOT/scripts/lib/deps.sh"
 
 die() { echo "kafka-ref: $*" >&2; exit 1; }
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 fetch()
 {

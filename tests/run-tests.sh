@@ -29,6 +29,11 @@
 # Prints one PASS/FAIL/SKIP line per test (a failure's log follows it) and,
 # as its last line, "N passed, N failed". Exit status 1 if any test failed,
 # 2 if no test matched.
+#
+# tests/integration/XFAIL lists known failures of integration and compat
+# tests (names as printed, e.g. integration/0007-api-versions): they print
+# XFAIL and do not count as failed; one that passes prints XPASS and counts
+# as failed until it is taken off the list.
 set -u
 
 VERBOSE=0
@@ -44,7 +49,8 @@ SCRATCH=$BUILD_DIR/tests/scratch
 export STRAND_BIN KAFKA_REF
 export STRAND_SRCDIR=$SRC_DIR STRAND_BUILDDIR=$BUILD_DIR STRAND_TEST_DIR=$SCRATCH
 
-PASSED=0 FAILED=0 SKIPPED=0
+PASSED=0 FAILED=0 SKIPPED=0 XFAILED=0
+XFAIL_FILE=$SRC_DIR/tests/integration/XFAIL
 BROKER_PID= BROKER_DIR= BROKER_KIND=
 
 selected()
@@ -92,9 +98,24 @@ run_one()
     SECS=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 }
 
+is_xfail()
+{
+    [ -f "$XFAIL_FILE" ] && grep -qxF "$1" <(sed 's/[[:space:]]*#.*//; /^$/d' "$XFAIL_FILE")
+}
+
 report()
 {
     local name=$1 log=$LOG_DIR/$1.log
+    if is_xfail "$name"; then
+        # Listed as a known failure: failing is expected, passing is news
+        # (take it off the list), and counts as a failure like automake's XPASS.
+        case $RC in
+            0) echo "XPASS: $name (${SECS}s): remove it from $XFAIL_FILE"; FAILED=$((FAILED + 1)) ;;
+            77) echo "SKIP: $name"; SKIPPED=$((SKIPPED + 1)) ;;
+            *) echo "XFAIL: $name (exit $RC, known failure, see $XFAIL_FILE)"; XFAILED=$((XFAILED + 1)) ;;
+        esac
+        return
+    fi
     case $RC in
         0) echo "PASS: $name (${SECS}s)"; PASSED=$((PASSED + 1)) ;;
         77) echo "SKIP: $name ($(grep -m1 -o 'SKIP: .*' "$log" | cut -c7-))"; SKIPPED=$((SKIPPED + 1)) ;;
@@ -215,6 +236,7 @@ stop_broker()
 
 cleanup()
 {
+    local pidfile
     if [ -n "$BROKER_PID" ]; then
         if [ "$BROKER_KIND" = kafka ]; then
             "$SRC_DIR/scripts/kafka-ref.sh" stop "$BROKER_DIR"
@@ -222,6 +244,11 @@ cleanup()
             kill -KILL "$BROKER_PID" 2>/dev/null
         fi
     fi
+    # Kafka brokers of tests that timed out (kafka-ref.sh detaches them, so
+    # the timeout's kill of the test's process group misses them).
+    for pidfile in "$SCRATCH"/*/kafka.pid; do
+        [ -f "$pidfile" ] && "$SRC_DIR/scripts/kafka-ref.sh" kill "$(dirname "$pidfile")" 2>/dev/null
+    done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -273,8 +300,8 @@ if [ $((${#INTEGS[@]} + ${#COMPATS[@]})) -gt 0 ]; then
     fi
 fi
 
-if [ $SKIPPED -gt 0 ]; then
-    echo "($SKIPPED skipped)"
+if [ $SKIPPED -gt 0 ] || [ $XFAILED -gt 0 ]; then
+    echo "($SKIPPED skipped, $XFAILED known failures listed in $XFAIL_FILE)"
 fi
 echo "$PASSED passed, $FAILED failed"
 [ $FAILED -eq 0 ]

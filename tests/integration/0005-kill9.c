@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #define NPART 2
-#define MAX_MSGS 400000
+#define MAX_MSGS 1000000
 #define KILLS 2
 
 enum { ST_PENDING, ST_OK, ST_FAILED };
@@ -60,7 +60,7 @@ static void produce_for(rd_kafka_t *rk, const char *topic, double secs)
 {
     double end = tl_now() + secs;
     while (tl_now() < end && n_sent < MAX_MSGS) {
-        for (int k = 0; k < 50 && n_sent < MAX_MSGS; k++) {
+        for (int k = 0; k < 200 && n_sent < MAX_MSGS; k++) {
             char val[128];
             int seq = n_sent, len = make_value(val, seq);
             rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -72,7 +72,7 @@ static void produce_for(rd_kafka_t *rk, const char *topic, double secs)
             TL_ASSERT(!err, "produce: %s", rd_kafka_err2name(err));
             n_sent++;
         }
-        rd_kafka_poll(rk, 5);
+        rd_kafka_poll(rk, 1);
     }
 }
 

@@ -16,6 +16,32 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define TL_MAX_BROKERS 8
+static tl_broker *tl_brokers[TL_MAX_BROKERS];
+
+static void tl_broker_track(tl_broker *b)
+{
+    for (int i = 0; i < TL_MAX_BROKERS; i++)
+        if (tl_brokers[i] == b)
+            return;
+    for (int i = 0; i < TL_MAX_BROKERS; i++)
+        if (!tl_brokers[i]) {
+            tl_brokers[i] = b;
+            return;
+        }
+}
+
+void tl_broker_kill_all(void)
+{
+    for (int i = 0; i < TL_MAX_BROKERS; i++) {
+        if (tl_brokers[i] && tl_brokers[i]->pid > 0) {
+            kill(tl_brokers[i]->pid, SIGKILL);
+            tl_brokers[i]->pid = 0;
+        }
+        tl_brokers[i] = NULL;
+    }
+}
+
 static void tl_write_props(const tl_broker *b, const char *const *extra)
 {
     char path[PATH_MAX];
@@ -148,6 +174,7 @@ void tl_broker_start(tl_broker *b, const char *dir, const char *const *extra)
         b->port = tl_free_port();
     snprintf(b->bootstrap, sizeof(b->bootstrap), "127.0.0.1:%d", b->port);
     b->kafka = tl_is_kafka();
+    tl_broker_track(b);
     if (b->kafka) {
         tl_kafka_ref("start", b, extra);
         b->pid = tl_read_pid(b->dir);

@@ -49,6 +49,7 @@ void tl_fail(const char *fmt, ...)
     va_start(ap, fmt);
     tl_vlog("FAIL: ", fmt, ap);
     va_end(ap);
+    tl_broker_kill_all();
     fflush(NULL);
     _exit(1);
 }
@@ -59,6 +60,7 @@ void tl_skip(const char *fmt, ...)
     va_start(ap, fmt);
     tl_vlog("SKIP: ", fmt, ap);
     va_end(ap);
+    tl_broker_kill_all();
     fflush(NULL);
     exit(TL_EXIT_SKIP);
 }

@@ -111,6 +111,9 @@ void tl_broker_start(tl_broker *b, const char *dir, const char *const *extra);
 void tl_broker_kill9(tl_broker *b);
 /* SIGTERM, wait; returns the exit status (0 = clean), -1 if killed. */
 int tl_broker_stop(tl_broker *b);
+/* SIGKILL every broker this process started and did not stop: tl_fail and
+ * tl_skip call it, so a failing test leaves no broker behind. */
+void tl_broker_kill_all(void);
 
 /* A digest of every file (relative path, size, contents) under dir, to show
  * that a test left the data untouched. */

@@ -2,12 +2,14 @@ package strand.compat;
 
 import java.io.BufferedOutputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -16,6 +18,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -24,8 +27,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *   create BOOTSTRAP TOPIC PARTITIONS   create the topic through the Admin client
  *   consume BOOTSTRAP TOPIC             read every partition from the beginning to
  *                                       its end offset with an assign()-based
- *                                       KafkaConsumer; print "key TAB value" lines,
- *                                       partition by partition
+ *                                       KafkaConsumer; print "partition TAB key TAB
+ *                                       value" lines, partition by partition
  *
  * Exits 0 on success, 1 on any error, 2 when the offsets read are not
  * 0..end-1 without a gap.
@@ -49,6 +52,15 @@ public final class Compat {
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(props)) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
+            System.out.println("created " + topic);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof UnsupportedVersionException)) {
+                throw e;
+            }
+            // A broker without CreateTopics yet: the producer's metadata
+            // request auto-creates the topic instead.
+            System.out.println("CreateTopics unsupported by the broker: " + topic
+                + " will be auto-created");
         }
     }
 
@@ -101,6 +113,8 @@ public final class Compat {
                     return 2;
                 }
                 next++;
+                out.write(Integer.toString(tp.partition()).getBytes(StandardCharsets.US_ASCII));
+                out.write('\t');
                 if (rec.key() != null) {
                     out.write(rec.key());
                 }
