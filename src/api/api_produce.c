@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "api/api_flush.h"
 #include "api/api_util.h"
 #include "log/log_batch.h"
 #include "util/logging.h"
@@ -12,13 +13,71 @@
 /* Kafka's INVALID_TXN_STATE: transactional batches need a coordinator. */
 #define KERR_INVALID_TXN_STATE 48
 
-static void api_produce_flush_policy(api_req_t *req, part_t *part)
+/* A partition of the answer that waits for the flush round. */
+typedef struct api_produce_flushed_s {
+    proto_produce_resp_partition_produce_response_t *pr;
+    uint8_t topic_id[16];
+    int32_t partition;
+} api_produce_flushed_t;
+
+/* A produce answer parked until its partitions are on disk. */
+typedef struct api_produce_wait_s {
+    api_flush_waiter_t w; /* first: the waiter is the wait */
+    api_req_t *req;
+    proto_produce_resp_t resp;
+    api_produce_flushed_t *ent;
+    int nent, capent;
+} api_produce_wait_t;
+
+/* Kafka flushes in the append path when flush.messages is reached, so
+ * the answer implies the fsync; here the fsync joins the group round. */
+static void api_produce_flush_policy(api_req_t *req, part_t *part, api_produce_wait_t *pw,
+                                     proto_produce_resp_partition_produce_response_t *pr)
 {
     const topic_cfg_t *cfg = &part->topic->cfg;
     if (log_unflushed_messages(part->log) < cfg->flush_messages)
         return;
-    if (log_flush(part->log, req->now_ms) < 0)
-        lg_error("%s-%d: flush failed: %s", part->topic->name, part->index, strerror(errno));
+    api_flush_add(req->b, part);
+    if (pw->nent == pw->capent) {
+        int cap = pw->capent ? pw->capent * 2 : 8;
+        api_produce_flushed_t *v = arena_alloc(req->arena, (size_t)cap * sizeof(*v));
+        if (pw->nent)
+            memcpy(v, pw->ent, (size_t)pw->nent * sizeof(*v));
+        pw->ent = v;
+        pw->capent = cap;
+    }
+    api_produce_flushed_t *e = &pw->ent[pw->nent++];
+    e->pr = pr;
+    memcpy(e->topic_id, part->topic->id, 16);
+    e->partition = part->index;
+}
+
+static void api_produce_flushed(api_flush_waiter_t *w, const api_flush_fail_t *failed,
+                                int nfailed)
+{
+    api_produce_wait_t *pw = (api_produce_wait_t *)w;
+    api_conn_t *ac = pw->req->conn->udata;
+    for (int i = 0; i < pw->nent; i++)
+        for (int j = 0; j < nfailed; j++)
+            if (pw->ent[i].partition == failed[j].partition &&
+                !memcmp(pw->ent[i].topic_id, failed[j].topic_id, 16)) {
+                pw->ent[i].pr->error_code = KERR_KAFKA_STORAGE_ERROR;
+                pw->ent[i].pr->base_offset = -1;
+            }
+    if (ac && ac->pending == pw)
+        ac->pending = NULL;
+    API_REPLY(pw->req, produce, &pw->resp);
+}
+
+static void api_produce_cancel(void *pending)
+{
+    api_flush_unwait(pending);
+}
+
+static void api_produce_finish(void *pending)
+{
+    api_produce_wait_t *pw = pending;
+    api_flush_run(pw->req->b);
 }
 
 /* v8+: which record was rejected and why (Kafka lists the batch index
@@ -43,7 +102,8 @@ static void api_produce_record_error(api_req_t *req,
 }
 
 static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto_records_t *rec,
-                               proto_produce_resp_partition_produce_response_t *pr)
+                               proto_produce_resp_partition_produce_response_t *pr,
+                               api_produce_wait_t *pw)
 {
     const topic_cfg_t *cfg = &part->topic->cfg;
     log_batch_limits_t lim;
@@ -84,7 +144,7 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
     pr->log_start_offset = res.log_start_offset;
     if (!res.duplicate) {
         part_appended(part);
-        api_produce_flush_policy(req, part);
+        api_produce_flush_policy(req, part, pw, pr);
         part_notify(part);
     }
     return KERR_NONE;
@@ -92,7 +152,8 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
 
 static void api_produce_topic(api_req_t *req, int16_t acks,
                               proto_produce_req_topic_produce_data_t *td,
-                              proto_produce_resp_topic_produce_response_t *tr, int *failed)
+                              proto_produce_resp_topic_produce_response_t *tr, int *failed,
+                              api_produce_wait_t *pw)
 {
     topic_t *topic = td->name.len >= 0
                          ? part_topic_get(req->b->reg, td->name.p, (size_t)td->name.len)
@@ -111,7 +172,7 @@ static void api_produce_topic(api_req_t *req, int16_t acks,
         if (part && acks != 0 && acks != 1 && acks != -1)
             err = KERR_INVALID_REQUIRED_ACKS;
         else if (part)
-            err = api_produce_one(req, acks, part, &pd->records, pr);
+            err = api_produce_one(req, acks, part, &pd->records, pr, pw);
         if (err) {
             pr->error_code = err;
             pr->base_offset = -1;
@@ -123,7 +184,8 @@ static void api_produce_topic(api_req_t *req, int16_t acks,
 void api_produce(api_req_t *req)
 {
     proto_produce_req_t r;
-    proto_produce_resp_t resp;
+    api_produce_wait_t *pw = arena_calloc(req->arena, 1, sizeof(*pw));
+    proto_produce_resp_t *resp = &pw->resp;
     int failed = 0;
 
     proto_produce_req_init(&r);
@@ -132,13 +194,13 @@ void api_produce(api_req_t *req)
         api_close(req, "malformed Produce request");
         return;
     }
-    proto_produce_resp_init(&resp);
-    resp.responses.n = r.topic_data.n < 0 ? 0 : r.topic_data.n;
-    resp.responses.v = arena_calloc(req->arena, (size_t)resp.responses.n + 1,
-                                    sizeof(*resp.responses.v));
-    for (int32_t i = 0; i < resp.responses.n; i++) {
-        proto_produce_resp_topic_produce_response_init(&resp.responses.v[i]);
-        api_produce_topic(req, r.acks, &r.topic_data.v[i], &resp.responses.v[i], &failed);
+    proto_produce_resp_init(resp);
+    resp->responses.n = r.topic_data.n < 0 ? 0 : r.topic_data.n;
+    resp->responses.v = arena_calloc(req->arena, (size_t)resp->responses.n + 1,
+                                     sizeof(*resp->responses.v));
+    for (int32_t i = 0; i < resp->responses.n; i++) {
+        proto_produce_resp_topic_produce_response_init(&resp->responses.v[i]);
+        api_produce_topic(req, r.acks, &r.topic_data.v[i], &resp->responses.v[i], &failed, pw);
     }
     if (r.acks == 0) {
         /* No answer is expected; a failure can only be signalled by
@@ -148,5 +210,15 @@ void api_produce(api_req_t *req)
         net_conn_done(req->conn);
         return;
     }
-    API_REPLY(req, produce, &resp);
+    if (pw->nent) {
+        api_conn_t *ac = req->conn->udata;
+        pw->req = req;
+        pw->w.done = api_produce_flushed;
+        ac->pending = pw;
+        ac->cancel = api_produce_cancel;
+        ac->finish = api_produce_finish;
+        api_flush_wait(req->b, &pw->w);
+        return;
+    }
+    API_REPLY(req, produce, resp);
 }

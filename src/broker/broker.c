@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/api_flush.h"
 #include "api/api_fsess.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -388,6 +389,8 @@ int broker_run(broker_t *b)
     net_loop_run(b->loop);
     b->stopping = 1;
     broker_shutdown(b);
+    api_flush_run(b);
+    api_flush_free(b);
     part_reg_free(b->reg);
     fsess_cache_free(b->fsess);
     if (log_mgr_close(b->logs, -1) < 0) {

@@ -19,6 +19,7 @@ typedef struct broker_s {
     log_mgr_t *logs;
     part_reg_t *reg;
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
+    struct api_flush_s *flush;   /* group commit state (api_flush.h) */
     net_listener_t **listeners;
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */
