@@ -1,8 +1,7 @@
 /* DescribeCluster (key 60): the admin client's view of the cluster. */
 #include <string.h>
 
-#include "api/api.h"
-#include "api/kerr.h"
+#include "api/api_util.h"
 
 void api_describe_cluster(api_req_t *req)
 {
@@ -31,6 +30,8 @@ void api_describe_cluster(api_req_t *req)
     }
     broker_advertised(req->b, &host, &port);
     resp.controller_id = req->b->cfg.node_id;
+    if (r.include_cluster_authorized_operations)
+        resp.cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;
     resp.brokers.n = 1;
     resp.brokers.v = arena_calloc(req->arena, 1, sizeof(*resp.brokers.v));
     proto_describe_cluster_resp_describe_cluster_broker_init(&resp.brokers.v[0]);

@@ -3,8 +3,7 @@
  * is set and the client allows it, as Kafka does. */
 #include <string.h>
 
-#include "api/api.h"
-#include "api/kerr.h"
+#include "api/api_util.h"
 
 static int32_t *api_md_self(api_req_t *req)
 {
@@ -14,9 +13,11 @@ static int32_t *api_md_self(api_req_t *req)
 }
 
 static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_response_topic_t *t,
-                              topic_t *topic)
+                              topic_t *topic, int with_ops)
 {
     int32_t *self = api_md_self(req);
+    if (with_ops)
+        t->topic_authorized_operations = API_TOPIC_AUTHORIZED_OPS;
     t->name.p = topic->name;
     t->name.len = (int32_t)topic->name_len;
     memcpy(t->topic_id.b, topic->id, 16);
@@ -46,7 +47,8 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
 
 /* Resolves one requested topic, creating it if allowed. */
 static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic_t *rt,
-                       proto_metadata_resp_metadata_response_topic_t *t, int auto_create)
+                       proto_metadata_resp_metadata_response_topic_t *t, int auto_create,
+                       int with_ops)
 {
     broker_t *b = req->b;
     topic_t *topic = NULL;
@@ -83,10 +85,10 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
             }
         }
     }
-    api_md_fill_topic(req, t, topic);
+    api_md_fill_topic(req, t, topic, with_ops);
 }
 
-static void api_md_all(api_req_t *req, proto_metadata_resp_t *resp)
+static void api_md_all(api_req_t *req, proto_metadata_resp_t *resp, int with_ops)
 {
     size_t pos = 0;
     int n = 0;
@@ -96,7 +98,7 @@ static void api_md_all(api_req_t *req, proto_metadata_resp_t *resp)
                                   sizeof(*resp->topics.v));
     while ((topic = part_topic_next(req->b->reg, &pos))) {
         proto_metadata_resp_metadata_response_topic_init(&resp->topics.v[n]);
-        api_md_fill_topic(req, &resp->topics.v[n], topic);
+        api_md_fill_topic(req, &resp->topics.v[n], topic, with_ops);
         n++;
     }
     resp->topics.n = n;
@@ -129,14 +131,17 @@ void api_metadata(api_req_t *req)
     resp.controller_id = req->b->cfg.node_id;
 
     /* v0: an empty list means all topics; v1+: null means all. */
+    int with_ops = ver >= 8 && r.include_topic_authorized_operations;
+    if (ver >= 8 && ver <= 10 && r.include_cluster_authorized_operations)
+        resp.cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;
     if (r.topics.n < 0 || (ver == 0 && r.topics.n == 0)) {
-        api_md_all(req, &resp);
+        api_md_all(req, &resp, with_ops);
     } else {
         int auto_create = ver < 4 ? 1 : r.allow_auto_topic_creation;
         resp.topics.n = r.topics.n;
         resp.topics.v = arena_calloc(req->arena, (size_t)r.topics.n + 1, sizeof(*resp.topics.v));
         for (int32_t i = 0; i < r.topics.n; i++)
-            api_md_one(req, &r.topics.v[i], &resp.topics.v[i], auto_create);
+            api_md_one(req, &r.topics.v[i], &resp.topics.v[i], auto_create, with_ops);
     }
     API_REPLY(req, metadata, &resp);
 }

@@ -14,6 +14,15 @@ static inline int16_t api_check_epoch(const part_t *part, int32_t current)
     return current < part->leader_epoch ? KERR_FENCED_LEADER_EPOCH : KERR_UNKNOWN_LEADER_EPOCH;
 }
 
+/* Authorized operations (KIP-430) as Kafka reports them without an
+ * authorizer: every operation the resource type supports, as a bit field
+ * of AclOperation codes. Topic: READ 3, WRITE 4, CREATE 5, DELETE 6,
+ * ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11. Cluster:
+ * CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10,
+ * ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12. */
+#define API_TOPIC_AUTHORIZED_OPS 0x0df8
+#define API_CLUSTER_AUTHORIZED_OPS 0x1fa0
+
 /* Looks a partition up by topic name. */
 static inline part_t *api_part(api_req_t *req, proto_str_t topic, int32_t index)
 {
