@@ -61,6 +61,15 @@ static fsess_t *api_fetch_session(api_fetch_t *f)
     return s && s->epoch == f->session_epoch ? s : NULL;
 }
 
+/* A partition in error carries no offsets, as Kafka answers it. */
+static void api_fetch_error(proto_fetch_resp_partition_data_t *pd, int16_t err)
+{
+    pd->error_code = err;
+    pd->high_watermark = -1;
+    pd->last_stable_offset = -1;
+    pd->log_start_offset = -1;
+}
+
 /* Reads one partition; *budget is what max_bytes still allows. */
 static void api_fetch_read(api_fetch_t *f, part_t *part, const api_fitem_t *it,
                            proto_fetch_resp_partition_data_t *pd, int64_t *budget, size_t *bytes)
@@ -71,12 +80,8 @@ static void api_fetch_read(api_fetch_t *f, part_t *part, const api_fitem_t *it,
     pd->high_watermark = hwm;
     pd->last_stable_offset = hwm;
     pd->log_start_offset = log_start_offset(part->log);
-    if (f->r.isolation_level == 1) {
-        pd->aborted_transactions.n = 0;
-        pd->aborted_transactions.v = NULL;
-    }
     if (err) {
-        pd->error_code = err;
+        api_fetch_error(pd, err);
         return;
     }
     if (it->last_fetched_epoch >= 0) {
@@ -94,7 +99,7 @@ static void api_fetch_read(api_fetch_t *f, part_t *part, const api_fitem_t *it,
     err = log_read(part->log, it->fetch_offset, (int32_t)(max < 0 ? 0 : max), *bytes == 0, hwm,
                    &rd);
     if (err) {
-        pd->error_code = err;
+        api_fetch_error(pd, err);
         return;
     }
     if (rd.len > 0) {
@@ -117,10 +122,14 @@ static void api_fetch_one(api_fetch_t *f, const api_fitem_t *it, api_fpart_t *fp
     pd->partition_index = it->partition;
     pd->records.len = 0;
     pd->records.p = (const uint8_t *)"";
+    /* Aborted transactions: a list only for read_committed, else null. */
+    if (f->r.isolation_level != 1) {
+        pd->aborted_transactions.n = -1;
+        pd->aborted_transactions.v = NULL;
+    }
     if (!part) {
-        pd->error_code = topic || f->req->hdr.api_version < 13 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
-                                                               : KERR_UNKNOWN_TOPIC_ID;
-        pd->high_watermark = -1;
+        api_fetch_error(pd, topic || f->req->hdr.api_version < 13 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                                  : KERR_UNKNOWN_TOPIC_ID);
     } else {
         api_fetch_read(f, part, it, pd, budget, bytes);
     }

@@ -5,6 +5,12 @@
 
 #include "api/api_util.h"
 
+static int api_md_internal_name(proto_str_t n)
+{
+    return (n.len == 18 && !memcmp(n.p, "__consumer_offsets", 18)) ||
+           (n.len == 19 && !memcmp(n.p, "__transaction_state", 19));
+}
+
 static int32_t *api_md_self(api_req_t *req)
 {
     int32_t *v = arena_alloc(req->arena, sizeof(int32_t));
@@ -21,7 +27,7 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     t->name.p = topic->name;
     t->name.len = (int32_t)topic->name_len;
     memcpy(t->topic_id.b, topic->id, 16);
-    t->is_internal = topic->internal;
+    t->is_internal = api_md_internal_name(t->name);
     t->partitions.n = topic->nparts;
     t->partitions.v = arena_calloc(req->arena, (size_t)topic->nparts, sizeof(*t->partitions.v));
     for (int32_t i = 0; i < topic->nparts; i++) {
@@ -54,6 +60,9 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
     topic_t *topic = NULL;
 
     proto_metadata_resp_metadata_response_topic_init(t);
+    /* Kafka reports the operations for unknown and invalid topics too. */
+    if (with_ops)
+        t->topic_authorized_operations = API_TOPIC_AUTHORIZED_OPS;
     if (rt->name.len < 0) {
         /* v10+: by topic id; the answer carries no name if unknown. */
         topic = part_topic_by_id(b->reg, rt->topic_id.b);
@@ -64,6 +73,7 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
         }
     } else {
         t->name = rt->name;
+        t->is_internal = api_md_internal_name(rt->name);
         topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
         if (!topic) {
             int16_t err = part_topic_name_check(rt->name.p, (size_t)rt->name.len);
@@ -80,7 +90,10 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
             if (err == KERR_TOPIC_ALREADY_EXISTS)
                 topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
             if (!topic) {
-                t->error_code = err;
+                /* The name was valid, so 17 here is a '.'/'_' collision,
+                 * which Kafka's auto-creation reports as unknown. */
+                t->error_code = err == KERR_INVALID_TOPIC_EXCEPTION ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                                    : err;
                 return;
             }
         }

@@ -176,6 +176,12 @@ static int cz_unsnappy(cz_out_t *o, const uint8_t *in, size_t len)
 
 static int cz_unlz4(cz_out_t *o, const uint8_t *in, size_t len)
 {
+    /* Kafka reads only frames of independent blocks (FLG bit 5) and
+     * rejects the rest; accepting them would store batches that Kafka's
+     * own clients cannot read back. */
+    if (len >= 5 && in[0] == 0x04 && in[1] == 0x22 && in[2] == 0x4d && in[3] == 0x18 &&
+        !(in[4] & 0x20))
+        return -1;
     if (!cz_lz4d) {
         if (LZ4F_isError(LZ4F_createDecompressionContext(&cz_lz4d, LZ4F_VERSION))) {
             cz_lz4d = NULL;
