@@ -8,6 +8,8 @@
 #include "tests/unit/unit.h"
 #include "util/compress.h"
 
+#include <lz4frame.h>
+
 static const char vec_plain[] = "strand vector: kafka kafka kafka kafka kafka!\n";
 #define VEC_LEN 46
 
@@ -233,6 +235,35 @@ static void test_corrupt(void)
 }
 
 /* 8 MiB of zeros compresses to a few KiB: max_out must stop it. */
+/* Kafka reads only LZ4 frames of independent blocks; a frame of linked
+ * blocks (what lz4js writes) must be refused, not stored. */
+static void test_lz4_dependent_blocks(void)
+{
+    LZ4F_preferences_t prefs;
+    static uint8_t src[200000], dst[220000];
+    buf_t out;
+
+    /* Several 64 KiB blocks: a one-block frame is always marked independent. */
+    memset(&prefs, 0, sizeof(prefs));
+    prefs.frameInfo.blockMode = LZ4F_blockLinked;
+    prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = (uint8_t)(i * 7 % 251);
+    size_t n = LZ4F_compressFrame(dst, sizeof(dst), src, sizeof(src), &prefs);
+    CU_ASSERT_FATAL(!LZ4F_isError(n));
+    CU_ASSERT_EQUAL(dst[4] & 0x20, 0);
+    buf_init(&out);
+    CU_ASSERT_EQUAL(compress_decompress(COMPRESS_LZ4, dst, n, &out, 1 << 20), -1);
+    CU_ASSERT_EQUAL(out.len, 0);
+    /* The same data in independent blocks is fine. */
+    prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+    n = LZ4F_compressFrame(dst, sizeof(dst), src, sizeof(src), &prefs);
+    CU_ASSERT_EQUAL(compress_decompress(COMPRESS_LZ4, dst, n, &out, 1 << 20), 0);
+    CU_ASSERT_EQUAL(out.len, sizeof(src));
+    CU_ASSERT(out.len == sizeof(src) && !memcmp(out.p, src, sizeof(src)));
+    buf_free(&out);
+}
+
 static void test_max_out(void)
 {
     size_t n = 8 << 20;
@@ -274,6 +305,7 @@ int main(void)
     CU_add_test(s, "written framing bytes", test_written_framing);
     CU_add_test(s, "corrupt and truncated input", test_corrupt);
     CU_add_test(s, "max_out bound", test_max_out);
+    CU_add_test(s, "lz4 dependent blocks refused", test_lz4_dependent_blocks);
     int r = unit_run();
     compress_thread_cleanup();
     return r;
