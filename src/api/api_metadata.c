@@ -5,12 +5,6 @@
 
 #include "api/api_util.h"
 
-static int api_md_internal_name(proto_str_t n)
-{
-    return (n.len == 18 && !memcmp(n.p, "__consumer_offsets", 18)) ||
-           (n.len == 19 && !memcmp(n.p, "__transaction_state", 19));
-}
-
 static int32_t *api_md_self(api_req_t *req)
 {
     int32_t *v = arena_alloc(req->arena, sizeof(int32_t));
@@ -27,7 +21,7 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     t->name.p = topic->name;
     t->name.len = (int32_t)topic->name_len;
     memcpy(t->topic_id.b, topic->id, 16);
-    t->is_internal = api_md_internal_name(t->name);
+    t->is_internal = api_internal_topic(t->name);
     t->partitions.n = topic->nparts;
     t->partitions.v = arena_calloc(req->arena, (size_t)topic->nparts, sizeof(*t->partitions.v));
     for (int32_t i = 0; i < topic->nparts; i++) {
@@ -73,7 +67,7 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
         }
     } else {
         t->name = rt->name;
-        t->is_internal = api_md_internal_name(rt->name);
+        t->is_internal = api_internal_topic(rt->name);
         topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
         if (!topic) {
             int16_t err = part_topic_name_check(rt->name.p, (size_t)rt->name.len);

@@ -169,7 +169,9 @@ static void api_produce_topic(api_req_t *req, int16_t acks,
         pr->index = pd->index;
         part_t *part = topic ? part_get(topic, pd->index) : NULL;
         int16_t err = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-        if (part && acks != 0 && acks != 1 && acks != -1)
+        if (part && api_internal_topic(td->name))
+            err = KERR_INVALID_TOPIC_EXCEPTION; /* clients may not write there */
+        else if (part && acks != 0 && acks != 1 && acks != -1)
             err = KERR_INVALID_REQUIRED_ACKS;
         else if (part)
             err = api_produce_one(req, acks, part, &pd->records, pr, pw);

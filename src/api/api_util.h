@@ -5,6 +5,8 @@
 #include "api/api.h"
 #include "api/kerr.h"
 
+#include <string.h>
+
 /* Kafka's check of a client's current_leader_epoch against ours: -1 skips
  * it, an older one is fenced, a newer one is not known yet. */
 static inline int16_t api_check_epoch(const part_t *part, int32_t current)
@@ -22,6 +24,13 @@ static inline int16_t api_check_epoch(const part_t *part, int32_t current)
  * ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12. */
 #define API_TOPIC_AUTHORIZED_OPS 0x0df8
 #define API_CLUSTER_AUTHORIZED_OPS 0x1fa0
+
+/* Kafka's internal topics (Topic.isInternal). */
+static inline int api_internal_topic(proto_str_t n)
+{
+    return (n.len == 18 && !memcmp(n.p, "__consumer_offsets", 18)) ||
+           (n.len == 19 && !memcmp(n.p, "__transaction_state", 19));
+}
 
 /* Looks a partition up by topic name. */
 static inline part_t *api_part(api_req_t *req, proto_str_t topic, int32_t index)
