@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_admin.h"
 #include "api/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -28,6 +29,7 @@ static const struct {
     size_t n;
 } api_families[] = {
     {api_core_entries, sizeof(api_core_entries) / sizeof(api_core_entries[0])},
+    {api_admin_entries, API_ADMIN_NENTRIES},
 };
 
 static api_entry_t api_all[128];

@@ -136,7 +136,16 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
     size_t blen = LOG_BATCH_LOG_OVERHEAD + (size_t)hdr.batch_length;
     if (!lim.timestamp_log_append)
         log_batch_set_max_timestamp(batch, blen, 0, info.max_timestamp);
-    err = log_append(part->log, batch, blen, part->leader_epoch, req->now_ms, &res);
+    /* compression.type other than "producer": store the topic's codec. */
+    buf_t rebuilt;
+    int rewritten = 0;
+    buf_init(&rebuilt);
+    err = part_recompress(part, batch, blen, &rebuilt, &rewritten);
+    if (!err && rewritten)
+        err = log_append(part->log, rebuilt.p, rebuilt.len, part->leader_epoch, req->now_ms, &res);
+    else if (!err)
+        err = log_append(part->log, batch, blen, part->leader_epoch, req->now_ms, &res);
+    buf_free(&rebuilt);
     if (err)
         return err;
     pr->base_offset = res.base_offset;

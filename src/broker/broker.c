@@ -318,7 +318,15 @@ static int broker_open_logs(broker_t *b)
         return -1;
     }
     snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
-    b->reg = part_reg_open(b->logs, &tdef, b->cfg.num_partitions);
+    part_reg_config_t rc;
+    memset(&rc, 0, sizeof(rc));
+    rc.defaults = tdef;
+    rc.props = &b->cfg.props;
+    rc.num_partitions = b->cfg.num_partitions;
+    rc.node_id = b->cfg.node_id;
+    b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
+    if (!b->reg)
+        return -1;
     b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
     broker_pid_load(b);
     return 0;

@@ -1,54 +1,67 @@
+/* The topic registry: lookups, watches, and building the registry at
+ * start-up from the metadata image (part_meta.c makes the changes). */
 #include "partition/part.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "partition/part_int.h"
 #include "util/logging.h"
 #include "util/mem.h"
 #include "util/uuid.h"
 
-#define KERR_INVALID_TOPIC 17
-#define KERR_TOPIC_EXISTS 36
-#define KERR_INVALID_PARTITIONS 37
-#define KERR_STORAGE 56
-
 void part_topic_cfg_defaults(topic_cfg_t *cfg)
 {
-    memset(cfg, 0, sizeof(*cfg));
-    log_config_defaults(&cfg->log);
-    cfg->max_message_bytes = 1048588;
-    cfg->min_insync_replicas = 1;
-    cfg->ts_before_max_ms = INT64_MAX;
-    cfg->ts_after_max_ms = 3600000;
-    cfg->flush_messages = INT64_MAX;
-    cfg->flush_ms = INT64_MAX;
+    cfg_topic_defaults(cfg);
 }
 
-static void part_norm(const char *name, size_t len, char *out)
+void part_norm(const char *name, size_t len, char *out)
 {
     for (size_t i = 0; i < len; i++)
         out[i] = name[i] == '.' ? '_' : name[i];
 }
 
-static topic_t *part_topic_alloc(part_reg_t *reg, const char *name, size_t len,
-                                 const topic_cfg_t *cfg)
+topic_t *part_topic_new(part_reg_t *reg, const char *name, size_t len, const uint8_t id[16],
+                        const topic_cfg_t *cfg)
 {
     topic_t *topic = xcalloc(1, sizeof(*topic));
     char norm[256];
 
     topic->name = xstrndup(name, len);
     topic->name_len = len;
-    topic->cfg = cfg ? *cfg : reg->defaults;
+    memcpy(topic->id, id, 16);
+    topic->cfg = *cfg;
     topic->internal = len > 2 && name[0] == '_' && name[1] == '_';
     smap_put(&reg->by_name, name, len, topic);
+    smap_put(&reg->by_id, topic->id, 16, topic);
     part_norm(name, len, norm);
     smap_put(&reg->by_norm, norm, len, topic);
     return topic;
 }
 
-static part_t *part_new(topic_t *topic, int32_t index, log_t *log)
+void part_topic_unlink(part_reg_t *reg, topic_t *topic)
+{
+    char norm[256];
+    smap_del(&reg->by_name, topic->name, topic->name_len);
+    smap_del(&reg->by_id, topic->id, 16);
+    part_norm(topic->name, topic->name_len, norm);
+    if (smap_get(&reg->by_norm, norm, topic->name_len) == topic)
+        smap_del(&reg->by_norm, norm, topic->name_len);
+}
+
+void part_topic_free(topic_t *topic)
+{
+    for (int32_t i = 0; i < topic->nparts; i++)
+        free(topic->parts[i]);
+    free(topic->parts);
+    free(topic->name);
+    free(topic);
+}
+
+part_t *part_new(topic_t *topic, int32_t index, log_t *log)
 {
     part_t *part = xcalloc(1, sizeof(*part));
     part->topic = topic;
@@ -58,19 +71,18 @@ static part_t *part_new(topic_t *topic, int32_t index, log_t *log)
     return part;
 }
 
-static void part_topic_set_part(topic_t *topic, int32_t index, part_t *part)
+void part_topic_grow(topic_t *topic, int32_t nparts)
 {
-    if (index >= topic->nparts) {
-        topic->parts = xrealloc(topic->parts, (size_t)(index + 1) * sizeof(part_t *));
-        for (int32_t i = topic->nparts; i <= index; i++)
-            topic->parts[i] = NULL;
-        topic->nparts = index + 1;
-    }
-    topic->parts[index] = part;
+    if (nparts <= topic->nparts)
+        return;
+    topic->parts = xrealloc(topic->parts, (size_t)nparts * sizeof(part_t *));
+    for (int32_t i = topic->nparts; i < nparts; i++)
+        topic->parts[i] = NULL;
+    topic->nparts = nparts;
 }
 
 /* Leadership is (re)taken at start: a new epoch begins at the log end. */
-static void part_take_leadership(part_t *part)
+void part_take_leadership(part_t *part)
 {
     int32_t epoch = log_latest_epoch(part->log) + 1;
     part->leader_epoch = epoch;
@@ -81,47 +93,159 @@ static void part_take_leadership(part_t *part)
                 part->index, strerror(errno));
 }
 
-typedef struct part_open_ctx_s {
+/* ---- start-up ---- */
+
+/* A partition log the image does not know, collected for deletion. */
+typedef struct part_stray_s {
+    char *topic;
+    int32_t partition;
+} part_stray_t;
+
+typedef struct part_scan_s {
     part_reg_t *reg;
-} part_open_ctx_t;
+    part_stray_t *v;
+    int n, cap;
+} part_scan_t;
 
-static void part_adopt_log(log_t *log, void *opaque)
+static void part_scan_one(log_t *log, void *opaque)
 {
-    part_reg_t *reg = ((part_open_ctx_t *)opaque)->reg;
+    part_scan_t *sc = opaque;
     const char *name = log_topic(log);
-    size_t len = strlen(name);
-    topic_t *topic = smap_get(&reg->by_name, name, len);
+    int32_t p = log_partition(log);
+    const mi_topic_t *mt;
+    uint8_t id[16];
 
-    if (!topic) {
-        topic = part_topic_alloc(reg, name, len, NULL);
-        if (log_mgr_topic_id(reg->logs, name, log_partition(log), topic->id))
-            smap_put(&reg->by_id, topic->id, 16, topic);
+    if (!strcmp(name, META_LOG_TOPIC))
+        return;
+    mt = meta_image_topic(&sc->reg->meta->img, name, strlen(name));
+    if (mt && p < mt->nparts && mt->parts[p].present &&
+        (!log_mgr_topic_id(sc->reg->logs, name, p, id) || !memcmp(id, mt->id, 16)))
+        return;
+    if (sc->n == sc->cap) {
+        sc->cap = sc->cap ? 2 * sc->cap : 16;
+        sc->v = xrealloc(sc->v, (size_t)sc->cap * sizeof(*sc->v));
     }
-    part_t *part = part_new(topic, log_partition(log), log);
-    part_topic_set_part(topic, part->index, part);
-    part_take_leadership(part);
+    sc->v[sc->n].topic = xstrdup(name);
+    sc->v[sc->n].partition = p;
+    sc->n++;
 }
 
-part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions)
+/* Partition directories of topics deleted (or never committed) before a
+ * crash: the metadata log says they do not exist, so they go, as Kafka
+ * removes stray replicas. */
+static void part_reg_purge_strays(part_reg_t *reg, int64_t now_ms)
+{
+    part_scan_t sc = {reg, NULL, 0, 0};
+    log_mgr_foreach(reg->logs, part_scan_one, &sc);
+    for (int i = 0; i < sc.n; i++) {
+        lg_warn("partition %s-%d is not in the metadata log (deleted before a crash?): "
+                "deleting it", sc.v[i].topic, sc.v[i].partition);
+        if (log_mgr_delete(reg->logs, sc.v[i].topic, sc.v[i].partition, now_ms) < 0)
+            lg_error("cannot delete %s-%d: %s", sc.v[i].topic, sc.v[i].partition,
+                     strerror(errno));
+        free(sc.v[i].topic);
+    }
+    free(sc.v);
+}
+
+static int part_dir_known(part_reg_t *reg, const uint8_t dir[16])
+{
+    uint8_t id[16];
+    for (int i = 0; i < log_mgr_ndirs(reg->logs); i++) {
+        log_mgr_dir_id(reg->logs, i, id);
+        if (!memcmp(id, dir, 16))
+            return 1;
+    }
+    return 0;
+}
+
+/* Opens (or creates) one partition's log as the image describes it; NULL
+ * when its log dir is gone, which leaves the partition offline. */
+static log_t *part_load_log(part_reg_t *reg, topic_t *topic, int32_t i, const mi_part_t *mp,
+                            int64_t now_ms)
+{
+    log_config_t lc;
+    log_t *log = log_mgr_get(reg->logs, topic->name, i);
+
+    cfg_topic_log_config(&topic->cfg, &lc);
+    if (!log && !uuid_is_zero(mp->dir) && !part_dir_known(reg, mp->dir)) {
+        lg_error("topic %s: partition %d lived in a log dir that is not configured any more; "
+                 "it is offline", topic->name, i);
+        return NULL;
+    }
+    if (!log)
+        lg_warn("topic %s: partition %d has no log on disk: creating it empty", topic->name, i);
+    log = log_mgr_create(reg->logs, topic->name, i, topic->id, &lc, now_ms);
+    if (!log)
+        lg_error("topic %s: cannot open partition %d: %s", topic->name, i, strerror(errno));
+    return log;
+}
+
+static void part_reg_load(part_reg_t *reg, int64_t now_ms)
+{
+    size_t pos = 0;
+    const mi_topic_t *mt;
+    topic_cfg_t cfg;
+
+    while ((mt = meta_image_topic_next(&reg->meta->img, &pos))) {
+        cfg_topic_build(&cfg, &reg->defaults,
+                        meta_image_config(&reg->meta->img, META_RES_TOPIC, mt->name, mt->name_len));
+        topic_t *topic = part_topic_new(reg, mt->name, mt->name_len, mt->id, &cfg);
+        part_topic_grow(topic, mt->nparts);
+        for (int32_t i = 0; i < mt->nparts; i++) {
+            log_t *log = mt->parts[i].present ? part_load_log(reg, topic, i, &mt->parts[i], now_ms)
+                                              : NULL;
+            if (!log)
+                continue;
+            topic->parts[i] = part_new(topic, i, log);
+            part_take_leadership(topic->parts[i]);
+        }
+        lg_info("loaded topic %s with %d partitions", topic->name, topic->nparts);
+    }
+}
+
+part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms)
 {
     part_reg_t *reg = xcalloc(1, sizeof(*reg));
-    part_open_ctx_t ctx = {reg};
-    size_t pos = 0;
-    topic_t *topic;
+    int fresh = 0;
 
     smap_init(&reg->by_name);
     smap_init(&reg->by_id);
     smap_init(&reg->by_norm);
     reg->logs = logs;
-    reg->defaults = *defaults;
-    reg->num_partitions = num_partitions;
-    log_mgr_foreach(logs, part_adopt_log, &ctx);
-    while ((topic = part_topic_next(reg, &pos))) {
-        for (int32_t i = 0; i < topic->nparts; i++)
-            if (!topic->parts[i])
-                lg_error("topic %s: partition %d is missing from every log dir", topic->name, i);
-        lg_info("loaded topic %s with %d partitions", topic->name, topic->nparts);
-    }
+    reg->defaults = cfg->defaults;
+    if (cfg->props)
+        cfg_topic_apply_static(&reg->defaults, cfg->props);
+    reg->num_partitions = cfg->num_partitions;
+    reg->node_id = cfg->node_id;
+    reg->meta = meta_log_open(logs, now_ms, &fresh);
+    if (!reg->meta)
+        goto err;
+    if (fresh && part_meta_bootstrap(reg, now_ms) != 0)
+        goto err;
+    part_reg_purge_strays(reg, now_ms);
+    part_reg_load(reg, now_ms);
+    return reg;
+err:
+    lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
+    part_reg_free(reg);
+    return NULL;
+}
+
+part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions)
+{
+    part_reg_config_t cfg;
+    struct timespec ts;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.defaults = *defaults;
+    cfg.num_partitions = num_partitions;
+    cfg.node_id = 1;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    part_reg_t *reg =
+        part_reg_open_ex(logs, &cfg, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    if (!reg)
+        exit(1);
     return reg;
 }
 
@@ -131,18 +255,16 @@ void part_reg_free(part_reg_t *reg)
     topic_t *topic;
     if (!reg)
         return;
-    while ((topic = part_topic_next(reg, &pos))) {
-        for (int32_t i = 0; i < topic->nparts; i++)
-            free(topic->parts[i]);
-        free(topic->parts);
-        free(topic->name);
-        free(topic);
-    }
+    while ((topic = part_topic_next(reg, &pos)))
+        part_topic_free(topic);
     smap_free(&reg->by_name);
     smap_free(&reg->by_id);
     smap_free(&reg->by_norm);
+    meta_log_free(reg->meta);
     free(reg);
 }
+
+/* ---- lookups ---- */
 
 topic_t *part_topic_get(part_reg_t *reg, const char *name, size_t len)
 {
@@ -160,64 +282,27 @@ topic_t *part_topic_next(part_reg_t *reg, size_t *pos)
     return smap_next(&reg->by_name, pos, NULL, NULL, &v) ? v : NULL;
 }
 
+const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic)
+{
+    return meta_image_config(&reg->meta->img, META_RES_TOPIC, topic->name, topic->name_len);
+}
+
 int16_t part_topic_name_check(const char *name, size_t len)
 {
     if (len == 0 || len > 249)
-        return KERR_INVALID_TOPIC;
+        return PART_ERR_INVALID_TOPIC;
     if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-        return KERR_INVALID_TOPIC;
+        return PART_ERR_INVALID_TOPIC;
     for (size_t i = 0; i < len; i++) {
         char c = name[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '.' || c == '_' || c == '-'))
-            return KERR_INVALID_TOPIC;
+            return PART_ERR_INVALID_TOPIC;
     }
     return 0;
 }
 
-int16_t part_topic_create(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
-                          const topic_cfg_t *cfg, int64_t now_ms, topic_t **out)
-{
-    char norm[256];
-    int16_t err = part_topic_name_check(name, len);
-
-    *out = NULL;
-    if (err)
-        return err;
-    if (smap_get(&reg->by_name, name, len))
-        return KERR_TOPIC_EXISTS;
-    part_norm(name, len, norm);
-    if (smap_get(&reg->by_norm, norm, len))
-        return KERR_INVALID_TOPIC;
-    if (nparts < 1)
-        return KERR_INVALID_PARTITIONS;
-
-    topic_t *topic = part_topic_alloc(reg, name, len, cfg);
-    uuid_generate(topic->id);
-    smap_put(&reg->by_id, topic->id, 16, topic);
-    for (int32_t i = 0; i < nparts; i++) {
-        log_t *log = log_mgr_create(reg->logs, topic->name, i, topic->id, &topic->cfg.log, now_ms);
-        if (!log) {
-            lg_error("cannot create partition %s-%d: %s", topic->name, i, strerror(errno));
-            /* Partitions made so far stay; the topic is usable up to i. */
-            if (i == 0) {
-                smap_del(&reg->by_name, name, len);
-                smap_del(&reg->by_norm, norm, len);
-                smap_del(&reg->by_id, topic->id, 16);
-                free(topic->parts);
-                free(topic->name);
-                free(topic);
-            }
-            return KERR_STORAGE;
-        }
-        part_t *part = part_new(topic, i, log);
-        part_topic_set_part(topic, i, part);
-        part_take_leadership(part);
-    }
-    lg_info("created topic %s with %d partitions", topic->name, nparts);
-    *out = topic;
-    return 0;
-}
+/* ---- watches ---- */
 
 void part_watch_add(part_t *part, part_watch_t *w)
 {

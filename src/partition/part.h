@@ -12,8 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster/cfg_topic.h"
+#include "cluster/meta_log.h"
 #include "log/log.h"
 #include "log/log_mgr.h"
+#include "util/buf.h"
+#include "util/props.h"
 #include "util/smap.h"
 
 typedef struct part_watch_s part_watch_t;
@@ -24,18 +28,6 @@ struct part_watch_s {
     void (*cb)(part_watch_t *w);
     void *data;
 };
-
-/* Topic-level settings beyond the log's own. */
-typedef struct topic_cfg_s {
-    log_config_t log;
-    int32_t max_message_bytes;   /* max.message.bytes */
-    int32_t min_insync_replicas; /* min.insync.replicas */
-    int64_t ts_before_max_ms;    /* message.timestamp.before.max.ms */
-    int64_t ts_after_max_ms;     /* message.timestamp.after.max.ms */
-    bool compacted;              /* cleanup.policy has compact */
-    int64_t flush_messages;      /* flush.messages */
-    int64_t flush_ms;            /* flush.ms */
-} topic_cfg_t;
 
 typedef struct topic_s topic_t;
 
@@ -62,29 +54,103 @@ typedef struct part_reg_s {
     smap_t by_id;
     smap_t by_norm; /* name with '.' as '_', for collision checks */
     log_mgr_t *logs;
-    topic_cfg_t defaults;
+    topic_cfg_t defaults;   /* server.properties' topic defaults */
     int32_t num_partitions; /* num.partitions, for auto-creation */
+    int32_t node_id;        /* the replica and leader of every partition */
+    meta_log_t *meta;       /* __cluster_metadata-0 and its image */
 } part_reg_t;
 
-/* Builds the registry from the logs the manager opened; bumps every
+typedef struct part_reg_config_s {
+    topic_cfg_t defaults;   /* topic defaults from the broker config */
+    const props_t *props;   /* server.properties (NULL = none): its topic
+                               default keys are applied over defaults */
+    int32_t num_partitions;
+    int32_t node_id;
+} part_reg_config_t;
+
+/* Opens the metadata log (creating it on a first start, or synthesizing
+ * its records from the partition directories of a data dir that predates
+ * it), replays it, and builds the registry from the image: every
+ * partition's log is opened with its topic's config, created if the image
+ * has it and the disk does not, and a partition directory the image does
+ * not know (a topic deleted just before a crash) is deleted. Bumps every
  * partition's leader epoch, as a KRaft controller does when the only
  * broker comes back. Returns a registry owned by the caller
- * (part_reg_free), never NULL. */
+ * (part_reg_free), or NULL after logging why (unreadable metadata log). */
+part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms);
+/* part_reg_open_ex with node id 1 and no properties; exits the process
+ * when the metadata log cannot be read (kept for the broker's current
+ * call, which does not check for NULL). */
 part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions);
 /* Frees topics and partitions; the logs belong to the log manager. */
 void part_reg_free(part_reg_t *reg);
 
+/* topic_t and part_t pointers stay valid until the topic is deleted
+ * (part_topic_delete), so keep names or ids, not pointers, across
+ * event-loop turns. */
 topic_t *part_topic_get(part_reg_t *reg, const char *name, size_t len);
 topic_t *part_topic_by_id(part_reg_t *reg, const uint8_t id[16]);
 /* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
  * "..". Returns 0 or INVALID_TOPIC_EXCEPTION (17). */
 int16_t part_topic_name_check(const char *name, size_t len);
-/* Creates a topic with nparts partitions (cfg NULL = defaults). Returns
- * 0 and *out, or TOPIC_ALREADY_EXISTS (36), INVALID_TOPIC_EXCEPTION (17)
- * for a bad name or a '.'/'_' collision, INVALID_PARTITIONS (37),
- * KAFKA_STORAGE_ERROR (56). */
+/* The same check with Kafka's message (why the name is invalid) in err. */
+int16_t part_topic_name_error(const char *name, size_t len, char *err, size_t errlen);
+
+/* A topic config change: value NULL deletes the key (topic default). */
+typedef struct part_kv_s {
+    const char *key;
+    const char *value;
+} part_kv_t;
+
+/* Checks a topic creation as Kafka's controller does, changing nothing,
+ * in Kafka's order: INVALID_TOPIC_EXCEPTION (17) for a bad name,
+ * INVALID_REQUEST (42) for an internal name that cannot be created,
+ * TOPIC_ALREADY_EXISTS (36), INVALID_TOPIC_EXCEPTION for a '.'/'_'
+ * collision, INVALID_CONFIG (40) for unknown keys (first), then null or
+ * invalid values, INVALID_PARTITIONS (37) for nparts < 1. Kafka's message
+ * goes to err. */
+int16_t part_topic_check_new(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
+                             const part_kv_t *kv, int nkv, char *err, size_t errlen);
+/* Creates a topic with nparts partitions and dynamic configs kv: the
+ * partition logs first, then one metadata batch (TopicRecord,
+ * ConfigRecords, PartitionRecords) that makes it exist; if that fails the
+ * new logs are deleted again. Returns 0 and *out, the errors of
+ * part_topic_check_new, or KAFKA_STORAGE_ERROR (56). */
+int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
+                             const part_kv_t *kv, int nkv, int64_t now_ms, topic_t **out,
+                             char *err, size_t errlen);
+/* Creates a topic with nparts partitions (cfg NULL = defaults; otherwise
+ * the keys where cfg differs from the defaults become its dynamic
+ * configs). Returns 0 and *out, or TOPIC_ALREADY_EXISTS (36),
+ * INVALID_TOPIC_EXCEPTION (17) for a bad name or a '.'/'_' collision,
+ * INVALID_PARTITIONS (37), INVALID_REQUEST (42), KAFKA_STORAGE_ERROR
+ * (56). */
 int16_t part_topic_create(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
                           const topic_cfg_t *cfg, int64_t now_ms, topic_t **out);
+/* Deletes a topic: a RemoveTopicRecord, then every partition's log is
+ * closed and its directory renamed for deletion (the files go when the
+ * broker's retention job runs log_mgr_purge), and fetches waiting on it
+ * are woken. topic is freed. The name can be used again at once. Returns
+ * 0 or KAFKA_STORAGE_ERROR (56) (nothing changed). */
+int16_t part_topic_delete(part_reg_t *reg, topic_t *topic, int64_t now_ms);
+/* Grows topic to count partitions (logs, then PartitionRecords). Returns
+ * 0, INVALID_PARTITIONS (37) with Kafka's message when count is not larger,
+ * or KAFKA_STORAGE_ERROR. validate_only: check only. */
+int16_t part_topic_add_partitions(part_reg_t *reg, topic_t *topic, int32_t count,
+                                  int validate_only, int64_t now_ms, char *err, size_t errlen);
+/* Changes a topic's dynamic configs: kv are set (or deleted, value NULL)
+ * on top of the current ones, or, with replace, become the whole set
+ * (legacy AlterConfigs). The result is validated (INVALID_CONFIG with
+ * Kafka's message), persisted as ConfigRecords and applied to the live
+ * logs, so retention and roll use it from their next run. validate_only:
+ * check only. Returns 0, INVALID_CONFIG (40) or KAFKA_STORAGE_ERROR. */
+int16_t part_topic_alter_configs(part_reg_t *reg, topic_t *topic, const part_kv_t *kv, int nkv,
+                                 int replace, int validate_only, int64_t now_ms, char *err,
+                                 size_t errlen);
+/* The topic's dynamic configs (owned by the image; valid until the next
+ * change), or NULL when it has none. */
+const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic);
+
 /* Iteration over topics: start with *pos = 0; NULL at the end. */
 topic_t *part_topic_next(part_reg_t *reg, size_t *pos);
 
@@ -107,13 +173,22 @@ static inline void part_appended(part_t *part)
     log_set_high_watermark(part->log, log_end_offset(part->log));
 }
 
+/* compression.type for a produced, validated batch: when the topic names
+ * a codec other than the batch's, the batch is rebuilt with that codec
+ * into out (the caller's buffer) and *rewritten set; the caller appends
+ * out's bytes instead. Otherwise (the common case, "producer") nothing is
+ * done. Returns 0, CORRUPT_MESSAGE (2), or UNKNOWN_SERVER_ERROR (-1) when
+ * the codec fails. */
+int16_t part_recompress(const part_t *part, const uint8_t *batch, size_t len, buf_t *out,
+                        int *rewritten);
+
 void part_watch_add(part_t *part, part_watch_t *w);
 /* Safe on a watch that is not in a list. */
 void part_watch_del(part_watch_t *w);
 /* Runs the callbacks of everyone waiting on part. */
 void part_notify(part_t *part);
 
-/* Fills the topic defaults from log defaults. */
+/* Fills Kafka's topic defaults (cfg_topic_defaults). */
 void part_topic_cfg_defaults(topic_cfg_t *cfg);
 
 #endif

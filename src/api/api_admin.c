@@ -1,0 +1,42 @@
+/* The admin family's dispatch table and the helpers its files share. */
+#include "api/api_admin.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Version ranges: what Kafka 4.x accepts (API-TABLE.md). */
+const api_entry_t api_admin_entries[API_ADMIN_NENTRIES] = {
+    {19, 2, 7, 2, api_create_topics},
+    {20, 1, 6, 1, api_delete_topics},
+    {21, 0, 2, 0, api_delete_records},
+    {32, 1, 4, 1, api_describe_configs},
+    {33, 0, 2, 0, api_alter_configs},
+    {35, 1, 4, 1, api_describe_log_dirs},
+    {37, 0, 3, 0, api_create_partitions},
+    {44, 0, 1, 0, api_incremental_alter_configs},
+};
+
+proto_str_t api_admin_msg(api_req_t *req, const char *msg)
+{
+    if (!msg)
+        return PROTO_STR_NULL;
+    size_t n = strlen(msg);
+    proto_str_t s = {arena_strndup(req->arena, msg, n), (int32_t)n};
+    return s;
+}
+
+const char *api_admin_node_name(api_req_t *req)
+{
+    char *s = arena_alloc(req->arena, 12);
+    snprintf(s, 12, "%d", req->b->cfg.node_id);
+    return s;
+}
+
+cfg_resolved_t *api_admin_keep(api_req_t *req, const cfg_resolved_t *r)
+{
+    cfg_resolved_t *k = arena_alloc(req->arena, sizeof(*k));
+    *k = *r;
+    if (r->value == r->scaled)
+        k->value = k->scaled;
+    return k;
+}

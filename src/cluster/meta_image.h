@@ -1,0 +1,82 @@
+/* The metadata image: the state the metadata log describes (topics with
+ * their ids and partitions, configs per resource, finalized features),
+ * built by applying records in log order, as every Kafka node does with
+ * its MetadataImage. Pure data: no I/O, so replay is unit-testable. */
+#ifndef STRAND_CLUSTER_META_IMAGE_H
+#define STRAND_CLUSTER_META_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/meta_rec.h"
+#include "util/smap.h"
+
+typedef struct mi_part_s {
+    bool present;          /* a PartitionRecord was applied */
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    int32_t nreplicas;
+    int32_t *replicas;     /* owned */
+    int32_t nisr;
+    int32_t *isr;          /* owned */
+    uint8_t dir[16];       /* log dir id of our replica, zero if unknown */
+} mi_part_t;
+
+typedef struct mi_topic_s {
+    char *name;            /* owned, NUL-terminated */
+    size_t name_len;
+    uint8_t id[16];
+    int32_t nparts;
+    mi_part_t *parts;      /* owned, nparts entries */
+} mi_topic_t;
+
+typedef struct mi_kv_s {
+    char *key;             /* owned */
+    char *value;           /* owned */
+} mi_kv_t;
+
+/* The dynamic configs of one resource (ConfigRecords applied). */
+typedef struct mi_config_s {
+    int8_t type;           /* enum meta_resource_type */
+    char *name;            /* owned; "" = cluster default (brokers) */
+    int n, cap;
+    mi_kv_t *v;
+} mi_config_t;
+
+typedef struct meta_image_s {
+    smap_t by_name;        /* topic name -> mi_topic_t */
+    smap_t by_id;          /* 16-byte id -> mi_topic_t */
+    smap_t configs;        /* type byte + name -> mi_config_t */
+    smap_t features;       /* name -> (level + 1) cast to a pointer */
+    int64_t records;       /* records applied */
+} meta_image_t;
+
+void meta_image_init(meta_image_t *img);
+void meta_image_free(meta_image_t *img);
+
+/* Applies one record. Returns 0, or -1 when the record does not fit the
+ * image (a partition of an unknown topic, a topic name or id that already
+ * exists, ...), with the reason in err; the image is then unchanged.
+ * Records of types the image does not track are ignored (0). */
+int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t errlen);
+
+mi_topic_t *meta_image_topic(const meta_image_t *img, const char *name, size_t len);
+mi_topic_t *meta_image_topic_by_id(const meta_image_t *img, const uint8_t id[16]);
+/* Iteration over topics: start with *pos = 0; NULL at the end. */
+mi_topic_t *meta_image_topic_next(const meta_image_t *img, size_t *pos);
+
+/* The configs of a resource, or NULL if it has none. */
+mi_config_t *meta_image_config(const meta_image_t *img, int8_t type, const char *name,
+                               size_t len);
+/* One dynamic value, or NULL if the key is not set. */
+const char *meta_image_config_get(const meta_image_t *img, int8_t type, const char *name,
+                                  size_t len, const char *key);
+/* Iteration over resources with configs: start with *pos = 0. */
+mi_config_t *meta_image_config_next(const meta_image_t *img, size_t *pos);
+
+/* A finalized feature level, or -1 if the feature was never set. */
+int meta_image_feature(const meta_image_t *img, const char *name);
+
+#endif

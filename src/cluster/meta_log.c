@@ -1,0 +1,260 @@
+/* Metadata log persistence. On disk this is Kafka's layout for
+ * __cluster_metadata-0 (FORMATS.md §7.7): ordinary segments whose v2
+ * batches are uncompressed, have no producer id, carry the node's epoch
+ * as partitionLeaderEpoch, and hold records with a null key and a
+ * metadata record as value (byte layout in meta_rec.c). One metadata
+ * change = one batch, so the CRC and the log's torn-tail recovery make
+ * every change atomic. partition.metadata names Kafka's fixed metadata
+ * topic id (AAAAAAAAAAAAAAAAAAAAAQ). There are no snapshots: the log is
+ * kept forever (retention off), which is fine at the rate topics change. */
+#include "cluster/meta_log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log/log_batch.h"
+#include "util/logging.h"
+#include "util/mem.h"
+
+#define META_ERR_STORAGE 56
+#define META_READ_CHUNK (1 << 20)
+
+/* Kafka's Uuid.METADATA_TOPIC_ID: 0x0...01. */
+static const uint8_t meta_log_topic_id[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
+int meta_log_build_batch(buf_t *out, const meta_rec_t *recs, int n, int64_t now_ms)
+{
+    buf_t vals;
+    size_t *ends = xmalloc((size_t)(n > 0 ? n : 1) * sizeof(size_t));
+    log_record_t *lr = xcalloc((size_t)(n > 0 ? n : 1), sizeof(*lr));
+    log_batch_build_t opt;
+    int rc;
+
+    buf_init(&vals);
+    for (int i = 0; i < n; i++) {
+        meta_rec_encode(&recs[i], &vals);
+        ends[i] = vals.len;
+    }
+    /* Pointers only once vals has stopped growing. */
+    for (int i = 0; i < n; i++) {
+        size_t start = i ? ends[i - 1] : 0;
+        lr[i].offset = i;
+        lr[i].timestamp = now_ms;
+        lr[i].key = NULL;
+        lr[i].key_len = -1;
+        lr[i].value = vals.p + start;
+        lr[i].value_len = (int32_t)(ends[i] - start);
+    }
+    log_batch_build_init(&opt);
+    rc = log_batch_build(out, &opt, lr, n);
+    buf_free(&vals);
+    free(lr);
+    free(ends);
+    return rc;
+}
+
+/* Replays the records of one batch. Returns records applied or -1. */
+static int meta_log_replay_batch(meta_image_t *img, const uint8_t *p, size_t len,
+                                 const log_batch_hdr_t *h, arena_t *arena)
+{
+    log_batch_iter_t *it;
+    log_record_t rec;
+    int n = 0, r;
+    char err[256];
+
+    if (LOG_BATCH_ATTR_IS_CONTROL(h->attributes))
+        return 0;
+    it = log_batch_iter_new(p, len);
+    if (!it)
+        return -1;
+    while ((r = log_batch_iter_next(it, &rec)) == 1) {
+        meta_rec_t mr;
+        arena_reset(arena);
+        int d = rec.value_len < 0 ? -1 : meta_rec_decode(&mr, rec.value, (size_t)rec.value_len,
+                                                          arena);
+        if (d < 0) {
+            lg_error("metadata log: undecodable record at offset %lld", (long long)rec.offset);
+            r = -1;
+            break;
+        }
+        if (d == 1) {
+            lg_debug("metadata log: skipping %s v%d at offset %lld",
+                     meta_rec_type_name(mr.type), mr.version, (long long)rec.offset);
+            continue;
+        }
+        if (meta_image_apply(img, &mr, err, sizeof(err)) < 0)
+            lg_error("metadata log: offset %lld: %s: skipped", (long long)rec.offset, err);
+        else
+            n++;
+    }
+    log_batch_iter_free(it);
+    return r < 0 ? -1 : n;
+}
+
+/* Replays whole batches; *next gets the offset after the last one. */
+static int meta_log_replay_run(meta_image_t *img, const uint8_t *p, size_t len, int64_t *next)
+{
+    arena_t arena;
+    int total = 0;
+
+    arena_init(&arena, 4096);
+    while (len >= LOG_BATCH_HDR_SIZE) {
+        log_batch_hdr_t h;
+        int64_t size = log_batch_total_size(p, len);
+        if (size < LOG_BATCH_HDR_SIZE || (size_t)size > len ||
+            log_batch_hdr_parse(p, len, &h) < 0 ||
+            !log_batch_crc_ok(p, (size_t)size)) {
+            total = -1;
+            break;
+        }
+        int n = meta_log_replay_batch(img, p, (size_t)size, &h, &arena);
+        if (n < 0) {
+            total = -1;
+            break;
+        }
+        total += n;
+        if (next)
+            *next = h.base_offset + h.last_offset_delta + 1;
+        p += size;
+        len -= (size_t)size;
+    }
+    arena_destroy(&arena);
+    return total;
+}
+
+int meta_log_replay(meta_image_t *img, const uint8_t *batches, size_t len)
+{
+    return meta_log_replay_run(img, batches, len, NULL);
+}
+
+static int meta_log_pread_all(int fd, uint8_t *p, size_t len, int64_t pos)
+{
+    while (len > 0) {
+        ssize_t r = pread(fd, p, len, (off_t)pos);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+        pos += r;
+    }
+    return 0;
+}
+
+/* Reads the log from its start to its end, a chunk of whole batches at
+ * a time, applying everything. Returns records applied or -1/errno. */
+static int meta_log_load(meta_log_t *ml)
+{
+    int64_t off = log_start_offset(ml->log), leo = log_end_offset(ml->log);
+    int total = 0;
+
+    while (off < leo) {
+        log_read_result_t rr;
+        int16_t err = log_read(ml->log, off, META_READ_CHUNK, 1, leo, &rr);
+        if (err || rr.len <= 0) {
+            if (rr.fd >= 0)
+                close(rr.fd);
+            errno = err ? EIO : EBADMSG;
+            return -1;
+        }
+        uint8_t *p = xmalloc((size_t)rr.len);
+        int rc = meta_log_pread_all(rr.fd, p, (size_t)rr.len, rr.file_pos);
+        close(rr.fd);
+        int64_t next = off;
+        int n = rc < 0 ? -1 : meta_log_replay_run(&ml->img, p, (size_t)rr.len, &next);
+        free(p);
+        if (n < 0 || next <= off) {
+            if (rc == 0)
+                errno = EBADMSG;
+            return -1;
+        }
+        total += n;
+        off = next;
+    }
+    return total;
+}
+
+meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh)
+{
+    log_config_t cfg;
+    meta_log_t *ml = xcalloc(1, sizeof(*ml));
+    int n;
+    int32_t latest;
+
+    /* Kafka's metadata.log.segment.bytes/ms defaults; no retention, since
+     * there are no snapshots to replace what it would delete. */
+    log_config_defaults(&cfg);
+    cfg.retention_ms = -1;
+    cfg.retention_bytes = -1;
+    ml->logs = logs;
+    meta_image_init(&ml->img);
+    ml->log = log_mgr_create(logs, META_LOG_TOPIC, 0, meta_log_topic_id, &cfg, now_ms);
+    if (!ml->log)
+        goto err;
+    n = meta_log_load(ml);
+    if (n < 0) {
+        lg_error("metadata log %s: cannot replay: %s", log_dir(ml->log), strerror(errno));
+        goto err;
+    }
+    *fresh = log_end_offset(ml->log) == 0;
+    latest = log_latest_epoch(ml->log);
+    ml->epoch = latest < 1 ? 1 : latest + 1;
+    if (log_epoch_assign(ml->log, ml->epoch, log_end_offset(ml->log)) < 0)
+        lg_warn("metadata log: cannot write leader-epoch-checkpoint: %s", strerror(errno));
+    log_set_high_watermark(ml->log, log_end_offset(ml->log));
+    lg_info("metadata log: replayed %d records up to offset %lld, epoch %d", n,
+            (long long)log_end_offset(ml->log), ml->epoch);
+    return ml;
+err:
+    meta_image_free(&ml->img);
+    free(ml);
+    return NULL;
+}
+
+void meta_log_free(meta_log_t *ml)
+{
+    if (!ml)
+        return;
+    meta_image_free(&ml->img);
+    free(ml);
+}
+
+int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms)
+{
+    buf_t b;
+    log_append_result_t res;
+    char err[256];
+    int16_t kerr;
+
+    buf_init(&b);
+    if (meta_log_build_batch(&b, recs, n, now_ms) < 0) {
+        buf_free(&b);
+        return META_ERR_STORAGE;
+    }
+    kerr = log_append(ml->log, b.p, b.len, ml->epoch, now_ms, &res);
+    buf_free(&b);
+    if (kerr == 0 && log_flush(ml->log, now_ms) < 0) {
+        /* Not durable: take it back out so that the log never holds a
+         * change the client was told failed. */
+        lg_error("metadata log: fsync failed: %s", strerror(errno));
+        if (log_truncate_to(ml->log, res.base_offset) < 0)
+            lg_error("metadata log: cannot remove the unsynced batch: %s", strerror(errno));
+        kerr = META_ERR_STORAGE;
+    }
+    if (kerr) {
+        lg_error("metadata log: append failed (error %d)", kerr);
+        return kerr;
+    }
+    log_set_high_watermark(ml->log, log_end_offset(ml->log));
+    for (int i = 0; i < n; i++)
+        if (meta_image_apply(&ml->img, &recs[i], err, sizeof(err)) < 0)
+            lg_error("metadata log: committed %s does not fit the image: %s",
+                     meta_rec_type_name(recs[i].type), err);
+    return 0;
+}

@@ -1,0 +1,59 @@
+/* The metadata log: partition __cluster_metadata-0, an ordinary log (same
+ * segments and indexes as any partition) whose batches hold the metadata
+ * records of meta_rec.h. It is the truth about which topics, partitions
+ * and topic configs exist: every change is appended as one batch (so a
+ * crash keeps all or none of it) and fsynced before it takes effect, and
+ * at start-up the log is replayed into the image.
+ *
+ * A single node is its own quorum, so there is no Raft here yet: the
+ * batches carry the node's epoch as partitionLeaderEpoch, as KRaft's
+ * would, and a later Raft layer can take the same log over. */
+#ifndef STRAND_CLUSTER_META_LOG_H
+#define STRAND_CLUSTER_META_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/meta_image.h"
+#include "cluster/meta_rec.h"
+#include "log/log_mgr.h"
+#include "util/buf.h"
+
+#define META_LOG_TOPIC "__cluster_metadata"
+
+/* The metadata.version feature level our records correspond to (Kafka
+ * 4.0's, PartitionRecord v2 with directories). */
+#define META_LOG_METADATA_VERSION 25
+
+typedef struct meta_log_s {
+    log_mgr_t *logs;
+    log_t *log;          /* owned by logs */
+    meta_image_t img;
+    int32_t epoch;       /* partitionLeaderEpoch of our batches */
+} meta_log_t;
+
+/* Opens (creating if missing) the metadata log and replays it into a new
+ * image. Records that do not fit the image are logged and skipped.
+ * *fresh is set to 1 when the log held no record (a new node, or data
+ * dirs written before the metadata log existed). Returns the log owned by
+ * the caller (meta_log_free), or NULL with errno set. */
+meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh);
+/* Frees the image; the log itself belongs to the log manager. */
+void meta_log_free(meta_log_t *ml);
+
+/* Appends recs[0..n) as one batch, fsyncs it, then applies it to the
+ * image. Returns 0 or KAFKA_STORAGE_ERROR (56) when the append or fsync
+ * failed (the image is then unchanged). */
+int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms);
+
+/* Encodes recs[0..n) as one v2 batch (null keys, values framed by
+ * meta_rec_encode, CreateTime now_ms) appended to out. Returns 0 or -1. */
+int meta_log_build_batch(buf_t *out, const meta_rec_t *recs, int n, int64_t now_ms);
+
+/* Replays a run of whole batches from memory into img; control batches
+ * are skipped. Returns the number of records applied, or -1 when a batch
+ * or record is corrupt (records before it stay applied). Records that do
+ * not fit the image are logged and skipped. */
+int meta_log_replay(meta_image_t *img, const uint8_t *batches, size_t len);
+
+#endif
