@@ -145,12 +145,14 @@ net_timer_id_t net_timer_add(net_loop_t *loop, int64_t ms, net_timer_cb *cb, voi
         loop->heap = xrealloc(loop->heap, (size_t)loop->capheap * sizeof(*loop->heap));
     }
     net_timer_t *t = &loop->heap[loop->nheap];
+    net_timer_id_t id = loop->next_id++;
     t->due = net_now_mono_ms() + (ms < 0 ? 0 : ms);
-    t->id = loop->next_id++;
+    t->id = id;
     t->cb = cb;
     t->data = data;
+    /* Sifting up moves entries: t no longer names this timer after it. */
     net_heap_up(loop, loop->nheap++);
-    return t->id;
+    return id;
 }
 
 /* Cancelling is a linear search: timers are few (one per delayed request
