@@ -20,7 +20,7 @@ static const api_entry_t api_core_entries[] = {
     {18, 0, 4, 0, api_versions},
     {22, 0, 5, 0, api_init_producer_id},
     {23, 2, 4, 2, api_offset_for_leader_epoch},
-    {60, 0, 1, 0, api_describe_cluster},
+    {60, 0, 2, 0, api_describe_cluster},
 };
 
 /* Each API family contributes its own table (one line each here). */

@@ -9,16 +9,20 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.acl.AclOperation;
+import java.util.Collection;
+import java.util.Set;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.UnsupportedVersionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -53,14 +57,25 @@ public final class Compat {
         try (Admin admin = Admin.create(props)) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get();
             System.out.println("created " + topic);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof UnsupportedVersionException)) {
-                throw e;
+            // DescribeCluster at the newest version both sides know (v2 in 4.x).
+            DescribeClusterResult dc = admin.describeCluster(
+                new DescribeClusterOptions().includeAuthorizedOperations(true));
+            Collection<Node> nodes = dc.nodes().get();
+            String clusterId = dc.clusterId().get();
+            Node controller = dc.controller().get();
+            Set<AclOperation> ops = dc.authorizedOperations().get();
+            String want = bootstrap;
+            if (nodes.size() != 1) {
+                throw new IllegalStateException("describeCluster: " + nodes.size() + " nodes");
             }
-            // A broker without CreateTopics yet: the producer's metadata
-            // request auto-creates the topic instead.
-            System.out.println("CreateTopics unsupported by the broker: " + topic
-                + " will be auto-created");
+            Node n = nodes.iterator().next();
+            if (!(n.host() + ":" + n.port()).equals(want) || clusterId == null || clusterId.isEmpty()
+                || controller == null || ops == null || !ops.contains(AclOperation.DESCRIBE)) {
+                throw new IllegalStateException("describeCluster: node " + n + ", cluster " + clusterId
+                    + ", controller " + controller + ", operations " + ops);
+            }
+            System.out.println("describeCluster: node " + n.id() + " at " + want + ", cluster "
+                + clusterId + ", " + ops.size() + " authorized operations");
         }
     }
 
