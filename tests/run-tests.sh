@@ -74,7 +74,7 @@ free_port()
 {
     local p i
     for i in $(seq 1 200); do
-        p=$((20000 + RANDOM % 40000))
+        p=$((20000 + RANDOM % 12000)) # below the ephemeral range (32768+)
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
     done
     return 1

@@ -347,15 +347,11 @@ static void net_conn_process(net_conn_t *conn)
 /* Makes room for the rest of the current frame, compacting first. */
 static void net_conn_rbuf_room(net_conn_t *conn)
 {
+    /* A drained buffer is kept, however big: a busy producer would
+     * otherwise fault in a fresh one per request. Idle connections give
+     * theirs back through net_conn_trim(). */
     if (conn->rpos == conn->rlen) {
         conn->rpos = conn->rlen = 0;
-        /* An idle connection gives back a big buffer: thousands of idle
-         * clients should cost little memory. */
-        if (conn->rcap > 65536) {
-            free(conn->rbuf);
-            conn->rbuf = NULL;
-            conn->rcap = 0;
-        }
     } else if (conn->rpos > 0) {
         memmove(conn->rbuf, conn->rbuf + conn->rpos, conn->rlen - conn->rpos);
         conn->rlen -= conn->rpos;

@@ -1,0 +1,105 @@
+/* librdkafka plumbing shared by the workloads: configs, topics, offsets. */
+#include "bench/bench.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void bench_error_cb(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+    (void)opaque;
+    bench_log("librdkafka %s: %s: %s", rd_kafka_name(rk),
+              rd_kafka_err2name((rd_kafka_resp_err_t)err), reason);
+}
+
+rd_kafka_conf_t *bench_conf(const char *bootstrap)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set_error_cb(conf, bench_error_cb);
+    bench_conf_set(conf, "bootstrap.servers", bootstrap);
+    bench_conf_set(conf, "client.id", "strand-bench");
+    /* ApiVersions and Metadata at once, not after a 1 s backoff */
+    bench_conf_set(conf, "reconnect.backoff.ms", "10");
+    return conf;
+}
+
+void bench_conf_set(rd_kafka_conf_t *conf, const char *key, const char *val)
+{
+    char err[256];
+    if (rd_kafka_conf_set(conf, key, val, err, sizeof(err)) != RD_KAFKA_CONF_OK)
+        bench_die("config %s=%s: %s", key, val, err);
+}
+
+rd_kafka_t *bench_new(rd_kafka_type_t type, rd_kafka_conf_t *conf)
+{
+    char err[512];
+    rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof(err));
+    if (!rk)
+        bench_die("rd_kafka_new: %s", err);
+    return rk;
+}
+
+static void bench_create_topic(rd_kafka_t *rk, const char *topic, int partitions)
+{
+    char err[256];
+    size_t cnt = 0;
+    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof(err));
+    if (!nt)
+        bench_die("NewTopic %s: %s", topic, err);
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
+    if (!ev)
+        bench_die("CreateTopics %s: no answer in 30 s", topic);
+    if (rd_kafka_event_error(ev))
+        bench_die("CreateTopics %s: %s", topic, rd_kafka_event_error_string(ev));
+    const rd_kafka_topic_result_t **res =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &cnt);
+    rd_kafka_resp_err_t terr = cnt == 1 ? rd_kafka_topic_result_error(res[0]) : RD_KAFKA_RESP_ERR__FAIL;
+    if (terr && terr != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+        bench_die("CreateTopics %s: %s", topic, rd_kafka_err2name(terr));
+    rd_kafka_event_destroy(ev);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy(nt);
+}
+
+/* Number of partitions with a leader, or 0 while the topic is unknown. */
+static int bench_topic_ready(rd_kafka_t *rk, rd_kafka_topic_t *rkt)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    int n = 0;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return 0;
+    if (md->topic_cnt == 1 && !md->topics[0].err) {
+        n = md->topics[0].partition_cnt;
+        for (int i = 0; i < md->topics[0].partition_cnt; i++)
+            if (md->topics[0].partitions[i].leader < 0)
+                n = 0;
+    }
+    rd_kafka_metadata_destroy(md);
+    return n;
+}
+
+int bench_topic_ensure(rd_kafka_t *rk, const bench_opts_t *o)
+{
+    if (!o->auto_create)
+        bench_create_topic(rk, o->topic, o->partitions);
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, o->topic, NULL);
+    double until = bench_now() + 30;
+    int n;
+    /* a Metadata request for the topic is also what auto-creates it */
+    while (!(n = bench_topic_ready(rk, rkt))) {
+        if (bench_now() > until)
+            bench_die("topic %s has no leaders after 30 s", o->topic);
+        usleep(20000);
+    }
+    rd_kafka_topic_destroy(rkt);
+    return n;
+}
+
+void bench_watermarks(rd_kafka_t *rk, const char *topic, int part, int64_t *lo, int64_t *hi)
+{
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk, topic, part, lo, hi, 10000);
+    if (err)
+        bench_die("watermarks of %s-%d: %s", topic, part, rd_kafka_err2name(err));
+}
