@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -133,16 +135,16 @@ static void broker_on_accept(net_listener_t *lst, int fd, void *data)
         close(fd);
         return;
     }
-    net_conn_t *conn = net_conn_new(b->loop, fd, &broker_conn_ops, b->cfg.socket_request_max_bytes);
+    net_conn_t *conn = net_conn_new(b->loop, fd, &broker_conn_ops, b->cfg.socket_request_max_bytes,
+                                    sizeof(api_conn_t));
     if (conn->closing)
         return;
     if (b->cfg.socket_send_buffer_bytes > 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b->cfg.socket_send_buffer_bytes, sizeof(int));
     if (b->cfg.socket_receive_buffer_bytes > 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b->cfg.socket_receive_buffer_bytes, sizeof(int));
-    api_conn_t *ac = xcalloc(1, sizeof(*ac));
+    api_conn_t *ac = conn->udata;
     ac->b = b;
-    conn->udata = ac;
     conn->next = b->conns.next;
     conn->prev = &b->conns;
     b->conns.next->prev = conn;
@@ -153,14 +155,16 @@ static void broker_on_accept(net_listener_t *lst, int fd, void *data)
 static void broker_on_close(net_conn_t *conn)
 {
     api_conn_t *ac = conn->udata;
-    if (!ac)
+    if (!ac || !ac->b) {
+        /* Closed before it was linked in (a failure inside net_conn_new). */
+        conn->udata = NULL;
         return;
+    }
     api_on_close(conn);
     conn->prev->next = conn->next;
     conn->next->prev = conn->prev;
     ac->b->nconns--;
-    conn->udata = NULL;
-    free(ac);
+    conn->udata = NULL; /* the memory goes with the connection */
 }
 
 static const net_conn_ops_t broker_conn_ops = {
@@ -256,13 +260,18 @@ static void broker_job_idle(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
     int64_t now = net_loop_now_mono(loop);
+    int trimmed = 0;
     for (net_conn_t *c = b->conns.next, *next; c != &b->conns; c = next) {
         next = c->next;
         if (!c->busy && !c->outq_head && now - c->last_active > b->cfg.connections_max_idle_ms)
             net_conn_close(c, "idle longer than connections.max.idle.ms");
         else if (now - c->last_active > 5000)
-            net_conn_trim(c);
+            trimmed += net_conn_trim(c);
     }
+    /* Freed buffers stay in malloc's free lists; give the pages back so
+     * that idle clients really cost little. */
+    if (trimmed >= 16)
+        malloc_trim(0);
     broker_every(b, 1000, broker_job_idle);
 }
 
@@ -332,6 +341,19 @@ static int broker_open_logs(broker_t *b)
     return 0;
 }
 
+/* Every client and every segment file is a descriptor: take all the
+ * kernel allows, as servers with many clients do (the soft limit is often
+ * 1024). */
+static void broker_raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            lg_warn("cannot raise the open-file limit: %s", strerror(errno));
+    }
+}
+
 int broker_start(broker_t *b, broker_config_t *cfg)
 {
     memset(b, 0, sizeof(*b));
@@ -343,6 +365,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
     broker_config_report_ignored(&b->cfg);
+    broker_raise_fd_limit();
     b->loop = net_loop_new();
     if (!b->loop) {
         lg_error("epoll: %s", strerror(errno));

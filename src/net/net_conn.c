@@ -52,11 +52,15 @@ static void net_conn_peer(net_conn_t *conn)
     snprintf(conn->peer, sizeof(conn->peer), "%s:%d", host, port);
 }
 
-net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, int32_t max_frame)
+net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, int32_t max_frame,
+                         size_t udata_size)
 {
-    net_conn_t *conn = xcalloc(1, sizeof(*conn));
+    size_t head = (sizeof(net_conn_t) + 15) & ~(size_t)15;
+    net_conn_t *conn = net_loop_conn_alloc(loop, head + udata_size);
     int one = 1;
 
+    conn->alloc_size = head + udata_size;
+    conn->udata = udata_size ? (char *)conn + head : NULL;
     conn->io.fd = fd;
     conn->io.cb = net_conn_io;
     conn->io.data = conn;
@@ -66,7 +70,7 @@ net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, in
     conn->refs = 1;
     conn->id = net_conn_next_id++;
     conn->last_active = net_loop_now_mono(loop);
-    arena_init(&conn->arena, 16384);
+    arena_init(&conn->arena, 4096);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     net_conn_peer(conn);
     if (net_io_set(loop, &conn->io, NET_READ) < 0)
@@ -74,14 +78,16 @@ net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, in
     return conn;
 }
 
-void net_conn_trim(net_conn_t *conn)
+int net_conn_trim(net_conn_t *conn)
 {
-    if (conn->busy || conn->rlen != conn->rpos || conn->outq_head)
-        return;
+    if (conn->busy || conn->rlen != conn->rpos || conn->outq_head ||
+        (!conn->rbuf && !conn->arena.head))
+        return 0;
     free(conn->rbuf);
     conn->rbuf = NULL;
     conn->rpos = conn->rlen = conn->rcap = 0;
     arena_destroy(&conn->arena);
+    return 1;
 }
 
 void net_conn_hold(net_conn_t *conn)
@@ -100,7 +106,7 @@ static void net_conn_free(net_conn_t *conn)
     }
     arena_destroy(&conn->arena);
     free(conn->rbuf);
-    free(conn);
+    net_loop_conn_free(conn->loop, conn, conn->alloc_size);
 }
 
 void net_conn_release(net_conn_t *conn)

@@ -32,7 +32,10 @@ struct net_conn_s {
     net_io_t io;
     net_loop_t *loop;
     const net_conn_ops_t *ops;
-    void *udata;        /* upper layer's per-connection state */
+    void *udata;        /* upper layer's per-connection state: udata_size
+                           bytes allocated with the connection, NULL once
+                           the connection has closed */
+    size_t alloc_size;
     arena_t arena;      /* per-request scratch, reset when a request completes */
     char peer[64];      /* "ip:port", for logs */
     uint64_t id;
@@ -54,9 +57,11 @@ struct net_conn_s {
     net_conn_t *next, *prev; /* owner's list of connections */
 };
 
-/* Wraps an accepted socket. Returns a connection owned by the loop's
- * user (freed when closed), never NULL. */
-net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, int32_t max_frame);
+/* Wraps an accepted socket, with udata_size zeroed bytes for the upper
+ * layer at conn->udata. Returns a connection freed by the loop after it
+ * closes, never NULL. */
+net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, int32_t max_frame,
+                         size_t udata_size);
 /* Queues resp as the answer to the outstanding request and completes it.
  * Takes ownership of resp's contents (resp itself is reinitialised). */
 void net_conn_reply(net_conn_t *conn, buf_t *resp);
@@ -65,8 +70,9 @@ void net_conn_done(net_conn_t *conn);
 /* Closes after logging why; safe to call from callbacks. */
 void net_conn_close(net_conn_t *conn, const char *why);
 /* Gives back the buffers of a connection with nothing in flight, so that
- * thousands of idle clients cost little memory. No-op otherwise. */
-void net_conn_trim(net_conn_t *conn);
+ * thousands of idle clients cost little memory. Returns 1 if it freed
+ * anything, 0 otherwise. */
+int net_conn_trim(net_conn_t *conn);
 void net_conn_hold(net_conn_t *conn);
 void net_conn_release(net_conn_t *conn);
 

@@ -9,6 +9,7 @@
 
 #include "util/logging.h"
 #include "util/mem.h"
+#include "util/slab.h"
 
 typedef struct net_timer_s {
     int64_t due;
@@ -24,6 +25,7 @@ typedef struct net_defer_s {
 
 struct net_loop_s {
     int epfd;
+    slab_t conns; /* obj 0 until the first connection */
     net_defer_t *defer;
     int ndefer, capdefer;
     int stop;
@@ -70,6 +72,7 @@ void net_loop_free(net_loop_t *loop)
     if (!loop)
         return;
     close(loop->epfd);
+    slab_destroy(&loop->conns);
     free(loop->heap);
     free(loop->defer);
     free(loop);
@@ -198,6 +201,23 @@ static void net_run_deferred(net_loop_t *loop)
     for (int i = 0; i < loop->ndefer; i++)
         loop->defer[i].cb(loop, loop->defer[i].data);
     loop->ndefer = 0;
+}
+
+void *net_loop_conn_alloc(net_loop_t *loop, size_t size)
+{
+    if (!loop->conns.obj)
+        slab_init(&loop->conns, size, 64);
+    if (((size + 15) & ~(size_t)15) != loop->conns.obj)
+        return xcalloc(1, size); /* another size: not pooled */
+    return slab_alloc(&loop->conns);
+}
+
+void net_loop_conn_free(net_loop_t *loop, void *p, size_t size)
+{
+    if (((size + 15) & ~(size_t)15) == loop->conns.obj)
+        slab_free(&loop->conns, p);
+    else
+        free(p);
 }
 
 void net_loop_stop(net_loop_t *loop)

@@ -4,6 +4,7 @@
 #ifndef STRAND_NET_LOOP_H
 #define STRAND_NET_LOOP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct net_loop_s net_loop_t;
@@ -41,6 +42,10 @@ void net_timer_cancel(net_loop_t *loop, net_timer_id_t id);
  * reference, and break call recursion. */
 typedef void net_defer_cb(net_loop_t *loop, void *data);
 void net_loop_defer(net_loop_t *loop, net_defer_cb *cb, void *data);
+/* Connection objects of one size come from a pool the loop owns (see
+ * util/slab.h for why). Zeroed; never NULL. */
+void *net_loop_conn_alloc(net_loop_t *loop, size_t size);
+void net_loop_conn_free(net_loop_t *loop, void *p, size_t size);
 /* Runs until net_loop_stop(). */
 void net_loop_run(net_loop_t *loop);
 void net_loop_stop(net_loop_t *loop);
