@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/api_admin.h"
+#include "api/api_group.h"
 #include "api/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -30,6 +31,7 @@ static const struct {
 } api_families[] = {
     {api_core_entries, sizeof(api_core_entries) / sizeof(api_core_entries[0])},
     {api_admin_entries, API_ADMIN_NENTRIES},
+    {api_group_entries, API_GROUP_NENTRIES},
 };
 
 static api_entry_t api_all[128];

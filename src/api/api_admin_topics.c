@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api_admin.h"
+#include "api/api_group.h"
 #include "api/kerr.h"
 #include "cluster/cfg_topic.h"
 #include "util/uuid.h"
@@ -277,6 +278,8 @@ static void api_dt_one(api_req_t *req, proto_str_t name, const uint8_t id[16], a
     memcpy(res->topic_id.b, topic->id, 16);
     if ((e = part_topic_delete(reg, topic, req->now_ms)))
         api_dt_fail(req, res, e, "Cannot write the metadata log");
+    else /* Kafka drops a deleted topic's committed offsets (res->name is a copy). */
+        api_group_topic_deleted(req->b, res->name.p, (size_t)res->name.len);
 }
 
 void api_delete_topics(api_req_t *req)

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/api_flush.h"
 #include "api/api_fsess.h"
+#include "api/api_group.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -364,14 +365,22 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     lg_set_level((enum lg_level)b->cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
-    broker_config_report_ignored(&b->cfg);
     broker_raise_fd_limit();
     b->loop = net_loop_new();
     if (!b->loop) {
         lg_error("epoll: %s", strerror(errno));
         return -1;
     }
-    if (broker_signals(b) < 0 || broker_open_logs(b) < 0 || broker_listen(b) < 0)
+    if (broker_signals(b) < 0 || broker_open_logs(b) < 0)
+        return -1;
+    /* Replay of __consumer_offsets starts now, in slices per loop turn;
+     * groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is loaded. */
+    if (!api_group_coord(b))
+        lg_warn("group coordinator not available yet: will retry on first use");
+    /* After every module has read its keys, so that only unknown ones are
+     * reported. */
+    broker_config_report_ignored(&b->cfg);
+    if (broker_listen(b) < 0)
         return -1;
     broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
     broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
@@ -420,6 +429,7 @@ int broker_run(broker_t *b)
     net_loop_run(b->loop);
     b->stopping = 1;
     broker_shutdown(b);
+    api_group_shutdown(b);
     api_flush_run(b);
     api_flush_free(b);
     part_reg_free(b->reg);

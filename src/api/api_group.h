@@ -1,0 +1,43 @@
+/* The group APIs (classic protocol): FindCoordinator, JoinGroup,
+ * SyncGroup, Heartbeat, LeaveGroup (api_group.c), OffsetCommit,
+ * OffsetFetch, OffsetDelete (api_group_offsets.c), DescribeGroups,
+ * ListGroups, DeleteGroups (api_group_admin.c). They decode, call the
+ * coordinator (coord/grp.h) and encode; JoinGroup and SyncGroup park on
+ * their connection until the coordinator answers. */
+#ifndef STRAND_API_GROUP_H
+#define STRAND_API_GROUP_H
+
+#include "api/api.h"
+#include "coord/grp.h"
+
+#define API_GROUP_NENTRIES 11
+/* Our api_entry_t table, ordered by key, for api_families[] in api.c. */
+extern const api_entry_t api_group_entries[API_GROUP_NENTRIES];
+
+/* The broker's group coordinator (b->grp), opened with __consumer_offsets
+ * created and replayed at start-up, or on first use if that failed. NULL
+ * when the topic cannot be created. Freed by api_group_shutdown(). */
+grp_coord_t *api_group_coord(broker_t *b);
+/* For DeleteTopics: removes the topic's committed offsets from every
+ * group (no-op while the coordinator is not open). */
+void api_group_topic_deleted(broker_t *b, const char *topic, size_t len);
+/* Frees the coordinator: call once the connections are closed (parked
+ * requests hold waiters) and before the partition registry goes. */
+void api_group_shutdown(broker_t *b);
+
+void api_find_coordinator(api_req_t *req);
+void api_join_group(api_req_t *req);
+void api_sync_group(api_req_t *req);
+void api_heartbeat(api_req_t *req);
+void api_leave_group(api_req_t *req);
+void api_offset_commit(api_req_t *req);
+void api_offset_fetch(api_req_t *req);
+void api_offset_delete(api_req_t *req);
+void api_describe_groups(api_req_t *req);
+void api_list_groups(api_req_t *req);
+void api_delete_groups(api_req_t *req);
+
+/* A C string as a protocol string; NULL gives the null string. */
+proto_str_t api_group_str(const char *s);
+
+#endif
