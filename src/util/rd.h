@@ -86,6 +86,9 @@ static inline double rd_f64(rd_t *rd)
 static inline uint64_t rd_uvarint_n(rd_t *rd, int maxbytes)
 {
     uint64_t v = 0;
+    /* Most varints in records are one byte (small lengths and deltas). */
+    if (!rd->err && rd->p < rd->end && !(rd->p[0] & 0x80))
+        return *rd->p++;
     for (int i = 0; i < maxbytes; i++) {
         const uint8_t *q = rd_take(rd, 1);
         if (!q)
