@@ -25,13 +25,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fault.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
 #define ERR_OFFSET_OUT_OF_RANGE 1
 #define ERR_CORRUPT_MESSAGE 2
 #define ERR_RECORD_LIST_TOO_LARGE 18
-#define ERR_KAFKA_STORAGE_ERROR 56
+#define ERR_KAFKA_STORAGE_ERROR LOG_ERR_STORAGE
 
 void log_config_defaults(log_config_t *cfg)
 {
@@ -107,7 +108,8 @@ static void unlink_in(const char *dir, const char *name)
     char *p = xmalloc(n);
 
     snprintf(p, n, "%s/%s", dir, name);
-    unlink(p);
+    if (fault_unlink(p) < 0 && errno != ENOENT)
+        lg_warn("log %s: cannot remove leftover %s: %s", dir, name, strerror(errno));
     free(p);
 }
 
@@ -119,7 +121,7 @@ static int log_scan_dir(const char *dir, int64_t **bases_out)
     int64_t *bases = NULL, base;
     int n = 0, cap = 0;
     struct dirent *de;
-    DIR *d = opendir(dir);
+    DIR *d = fault_opendir(dir);
 
     if (!d)
         return -1;
@@ -181,8 +183,9 @@ static void log_recover_visit(void *opaque, const uint8_t *batch, size_t len,
 
     (void)batch;
     (void)len;
-    if (h->leader_epoch >= 0 && h->leader_epoch > log_ecache_latest(&log->epochs))
-        log_ecache_assign(&log->epochs, h->leader_epoch, h->base_offset);
+    if (h->leader_epoch >= 0 && h->leader_epoch > log_ecache_latest(&log->epochs) &&
+        log_ecache_assign(&log->epochs, h->leader_epoch, h->base_offset))
+        log->epochs_recovered = 1;
 }
 
 static int log_index_ok(log_t *log, int i)
@@ -195,14 +198,17 @@ static int log_index_ok(log_t *log, int i)
 }
 
 /* Drops the segments after i (a crash cut the log inside segment i). */
-static void log_drop_after(log_t *log, int i)
+static int log_drop_after(log_t *log, int i)
 {
     while (log->nsegs > i + 1) {
-        log_segment_t *seg = log->segs[--log->nsegs];
+        log_segment_t *seg = log->segs[log->nsegs - 1];
         lg_warn("log %s: deleting segment %lld after the recovered end", log->dir,
                 (long long)seg->base_offset);
-        log_segment_delete(seg);
+        if (log_segment_delete(seg) < 0)
+            return -1;
+        log->nsegs--;
     }
+    return 0;
 }
 
 /* Rebuilds segment i from its .log. The last segment stays writable. */
@@ -217,7 +223,8 @@ static int log_recover_segment(log_t *log, int i, int64_t expect)
     if (cut > 0) {
         lg_warn("log %s: cut %lld bytes of torn or corrupt data from segment %lld", log->dir,
                 (long long)cut, (long long)seg->base_offset);
-        log_drop_after(log, i);
+        if (log_drop_after(log, i) < 0)
+            return -1;
     }
     if (i < log->nsegs - 1)
         return log_segment_seal(seg);
@@ -251,6 +258,24 @@ static int log_load(log_t *log, const log_open_args_t *args)
     return 0;
 }
 
+int log_restart_at(log_t *log, int64_t base, int64_t now_ms)
+{
+    log_segment_t *seg;
+    int leftover;
+
+    while (log->nsegs > 0) {
+        if (log_segment_delete(log->segs[log->nsegs - 1]) < 0)
+            return -1;
+        log->nsegs--;
+    }
+    seg = log_segment_create(log->dir, base, &log->cfg, now_ms, &leftover);
+    if (!seg)
+        return -1;
+    log_seg_push(log, seg);
+    log->dir_dirty = 1;
+    return log_pstate_reset(&log->pstate, base);
+}
+
 /* Offsets the checkpoints gave us, brought inside the log we found. */
 static int log_set_offsets(log_t *log, const log_open_args_t *args)
 {
@@ -262,12 +287,8 @@ static int log_set_offsets(log_t *log, const log_open_args_t *args)
     if (lso > leo) {
         /* everything was deleted (DeleteRecords up to the end): restart
          * the log empty at the start offset */
-        while (log->nsegs > 0)
-            log_segment_delete(log->segs[--log->nsegs]);
-        log_seg_push(log, log_segment_create(log->dir, lso, &log->cfg, args->now_ms));
-        if (!log_active(log))
+        if (log_restart_at(log, lso, args->now_ms) < 0)
             return -1;
-        log_pstate_reset(&log->pstate, lso);
         leo = lso;
     }
     log->log_start_offset = lso;
@@ -281,19 +302,24 @@ static int log_set_offsets(log_t *log, const log_open_args_t *args)
     return 0;
 }
 
+/* The snapshot written here only spares the next open a replay: a failure
+ * to write it is not a failure to open. */
 static int log_load_state(log_t *log, int64_t now_ms)
 {
     int64_t leo = log_end_offset(log);
-    int changed = log_ecache_truncate_end(&log->epochs, leo);
+    int changed = log_ecache_truncate_end(&log->epochs, leo) | log->epochs_recovered;
 
     changed |= log_ecache_truncate_start(&log->epochs, log->log_start_offset);
-    if (changed)
-        log_save_epochs(log);
-    log_pstate_reload(&log->pstate, log->log_start_offset, leo, now_ms,
-                      log->cfg.producer_id_expiration_ms);
-    if (log_replay_pstate(log) < 0)
+    log->epochs_recovered = 0;
+    if (changed && log_save_epochs(log) < 0)
         return -1;
-    return log_pstate_snapshot(&log->pstate);
+    if (log_pstate_reload(&log->pstate, log->log_start_offset, leo, now_ms,
+                          log->cfg.producer_id_expiration_ms) < 0 ||
+        log_replay_pstate(log) < 0)
+        return -1;
+    if (log_pstate_snapshot(&log->pstate) < 0)
+        lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
+    return 0;
 }
 
 log_t *log_open(const char *dir, const log_config_t *cfg, const log_open_args_t *args)
@@ -306,14 +332,16 @@ log_t *log_open(const char *dir, const log_config_t *cfg, const log_open_args_t 
     log->partition = args->partition;
     log->cfg = *cfg;
     log->last_flush_ms = args->now_ms;
-    log_ecache_init(&log->epochs, dir);
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    if (log_ecache_init(&log->epochs, dir) < 0)
+        goto err;
+    if (fault_mkdir(dir, 0755) < 0 && errno != EEXIST)
         goto err;
     if (log_pstate_init(&log->pstate, dir) < 0 || log_open_segments(log, args->now_ms) < 0)
         goto err;
     if (log->nsegs == 0) {
         int64_t base = args->log_start_offset > 0 ? args->log_start_offset : 0;
-        log_segment_t *seg = log_segment_create(dir, base, cfg, args->now_ms);
+        int leftover;
+        log_segment_t *seg = log_segment_create(dir, base, cfg, args->now_ms, &leftover);
         if (!seg)
             goto err;
         log_seg_push(log, seg);
@@ -345,16 +373,23 @@ void log_free(log_t *log)
     free(log);
 }
 
+/* An offline log writes nothing more, and a failed flush makes it offline:
+ * its files are left for the recovery of the next open (log_mgr_close
+ * leaves its log dir without the clean-shutdown marker, so recovery runs).
+ * A snapshot or index trim that fails after a good flush only costs the
+ * next open a replay or an index rebuild. */
 int log_close(log_t *log)
 {
     int rc = 0, e = 0;
 
     if (log_flush(log, log->last_flush_ms) < 0) {
-        rc = -1;
         e = errno;
+        log_free(log);
+        errno = e;
+        return -1;
     }
     log_pstate_set_end(&log->pstate, log_end_offset(log));
-    if (log_pstate_snapshot(&log->pstate) < 0 && !rc) {
+    if (log_pstate_snapshot(&log->pstate) < 0) {
         rc = -1;
         e = errno;
     }
@@ -445,7 +480,7 @@ int log_segment_count(const log_t *log)
 
 int64_t log_unflushed_messages(const log_t *log)
 {
-    return log->unflushed;
+    return log->offline ? 0 : log->unflushed;
 }
 
 int64_t log_last_flush_ms(const log_t *log)
@@ -492,35 +527,52 @@ int log_replay_pstate(log_t *log)
 
 /* ---- roll ---- */
 
+/* A roll that failed after sealing the active segment makes it active
+ * again. It cannot go on if that fails, or if the new segment's empty .log
+ * could not be removed: appending to the old segment past the base of a
+ * segment file on disk would hide those batches from the next open. */
+static int log_roll_undo(log_t *log, log_segment_t *act, int leftover)
+{
+    int e = errno;
+
+    if (leftover)
+        log_set_offline(log, "a failed roll left an empty segment behind");
+    else if (act->size != 0 && log_segment_unseal(act) < 0)
+        log_set_offline(log, "a failed roll could not make the active segment writable again");
+    errno = e;
+    return -1;
+}
+
 int log_roll_at(log_t *log, int64_t base, int64_t now_ms)
 {
     log_segment_t *act = log_active(log), *seg;
     int64_t prev_base = act->base_offset;
+    int leftover = 0;
 
     if (act->size == 0 && act->base_offset == base)
         return 0;
+    if (act->size != 0 && log_segment_seal(act) < 0)
+        return log_roll_undo(log, act, 0);
+    seg = log_segment_create(log->dir, base, &log->cfg, now_ms, &leftover);
+    if (!seg)
+        return log_roll_undo(log, act, leftover);
     if (act->size == 0) {
-        /* an empty active segment at the wrong base (a replica's gap) */
-        log->nsegs--;
-        log_segment_delete(act);
-        prev_base = log->nsegs ? log_active(log)->base_offset : base;
-    } else if (log_segment_seal(act) < 0) {
-        return -1;
-    }
-    seg = log_segment_create(log->dir, base, &log->cfg, now_ms);
-    if (!seg) {
-        int e = errno;
-        if (act->size != 0)
-            log_index_make_writable(&act->oidx, act->index_bytes);
-        if (act->size != 0)
-            log_index_make_writable(&act->tidx, act->index_bytes);
-        errno = e;
-        return -1;
+        /* an empty active segment at the wrong base (a replica's gap); if
+         * it cannot be deleted it stays, an empty sealed segment */
+        if (log_segment_delete(act) == 0) {
+            log->nsegs--;
+            prev_base = log->nsegs ? log_active(log)->base_offset : base;
+        } else {
+            lg_warn("log %s: cannot delete empty segment %lld: %s", log->dir,
+                    (long long)act->base_offset, strerror(errno));
+            log_segment_seal(act);
+        }
     }
     log_seg_push(log, seg);
     log->dir_dirty = 1;
     /* Kafka keeps a snapshot at each segment boundary; two are enough to
-     * restart without a scan, older ones only cost space */
+     * restart without a scan, older ones only cost space. The snapshot
+     * only spares a replay, so a failure to write it fails nothing. */
     log_pstate_set_end(&log->pstate, base);
     if (log_pstate_snapshot(&log->pstate) < 0)
         lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
@@ -530,6 +582,8 @@ int log_roll_at(log_t *log, int64_t base, int64_t now_ms)
 
 int16_t log_roll(log_t *log, int64_t now_ms)
 {
+    if (log_is_down(log))
+        return ERR_KAFKA_STORAGE_ERROR;
     if (log_roll_at(log, log_end_offset(log), now_ms) < 0) {
         lg_error("log %s: cannot roll: %s", log->dir, strerror(errno));
         return ERR_KAFKA_STORAGE_ERROR;
@@ -539,18 +593,40 @@ int16_t log_roll(log_t *log, int64_t now_ms)
 
 /* ---- append ---- */
 
-void log_save_epochs(log_t *log)
+void log_set_offline(log_t *log, const char *what)
 {
-    if (log_ecache_flush(&log->epochs) < 0)
-        lg_error("log %s: cannot write leader-epoch-checkpoint: %s", log->dir, strerror(errno));
+    int e = errno;
+
+    if (!log->offline)
+        lg_error("log %s: offline until restart: %s (%s)", log->dir, what, strerror(e));
+    log->offline = 1;
+    errno = e;
+}
+
+int log_offline(const log_t *log)
+{
+    return log->offline;
+}
+
+int log_save_epochs(log_t *log)
+{
+    if (log_ecache_flush(&log->epochs) == 0)
+        return 0;
+    lg_error("log %s: cannot write leader-epoch-checkpoint: %s", log->dir, strerror(errno));
+    return -1;
 }
 
 /* Writes one batch whose header h carries its final offsets at the end of
- * the log, rolling first when needed. */
+ * the log, rolling first when needed. As Kafka, a new leader epoch is
+ * written to the epoch checkpoint before the batch: the checkpoint may
+ * then name an epoch that starts at the log end (harmless, a new leader
+ * does the same), never lack one the log holds. Every step that fails
+ * leaves the log as it was, or takes it offline. */
 static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
                                const log_batch_hdr_t *h, int64_t now_ms)
 {
     int64_t last = h->base_offset + h->last_offset_delta;
+    int r;
 
     if (log_segment_should_roll(log_active(log), &log->cfg, len, h->max_timestamp, last,
                                 now_ms) ||
@@ -561,12 +637,18 @@ static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
             return ERR_KAFKA_STORAGE_ERROR;
         }
     }
-    if (log_segment_append(log_active(log), batch, len, h, log->cfg.index_interval_bytes) < 0) {
-        lg_error("log %s: append failed: %s", log->dir, strerror(errno));
+    if (h->leader_epoch >= 0 &&
+        log_ecache_assign_durable(&log->epochs, h->leader_epoch, h->base_offset) < 0) {
+        lg_error("log %s: cannot write leader-epoch-checkpoint: %s", log->dir, strerror(errno));
         return ERR_KAFKA_STORAGE_ERROR;
     }
-    if (h->leader_epoch >= 0 && log_ecache_assign(&log->epochs, h->leader_epoch, h->base_offset))
-        log_save_epochs(log);
+    r = log_segment_append(log_active(log), batch, len, h, log->cfg.index_interval_bytes);
+    if (r < 0) {
+        lg_error("log %s: append failed: %s", log->dir, strerror(errno));
+        if (r == -2)
+            log_set_offline(log, "part of a failed append could not be cut off");
+        return ERR_KAFKA_STORAGE_ERROR;
+    }
     log_pstate_update(&log->pstate, h, batch, len);
     log->unflushed += h->records_count;
     return 0;
@@ -582,6 +664,8 @@ int16_t log_append(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
     res->base_offset = res->last_offset = res->log_append_time = -1;
     res->log_start_offset = log->log_start_offset;
     res->duplicate = 0;
+    if (log_is_down(log))
+        return ERR_KAFKA_STORAGE_ERROR;
     if (log_batch_hdr_parse(batch, len, &h) < 0 ||
         (int64_t)h.batch_length + LOG_BATCH_LOG_OVERHEAD != (int64_t)len || h.last_offset_delta < 0)
         return ERR_CORRUPT_MESSAGE;
@@ -623,6 +707,8 @@ int16_t log_append_replica(log_t *log, const uint8_t *batches, size_t len, int64
     size_t pos = 0;
     int16_t err;
 
+    if (log_is_down(log))
+        return ERR_KAFKA_STORAGE_ERROR;
     while (len - pos >= LOG_BATCH_HDR_SIZE) {
         const uint8_t *b = batches + pos;
         log_batch_hdr_t h;
@@ -658,6 +744,8 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
     out->file_pos = 0;
     out->len = 0;
     out->first_offset = -1;
+    if (log_is_down(log))
+        return ERR_KAFKA_STORAGE_ERROR;
     if (offset < log->log_start_offset || offset > leo)
         return ERR_OFFSET_OUT_OF_RANGE;
     if (max_offset > leo)
@@ -693,6 +781,8 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
 
 int16_t log_offset_for_timestamp(log_t *log, int64_t ts, log_ts_offset_t *out)
 {
+    if (log_is_down(log))
+        return ERR_KAFKA_STORAGE_ERROR;
     for (int i = 0; i < log->nsegs; i++) {
         log_segment_t *seg = log->segs[i];
         int r;
@@ -712,6 +802,8 @@ int16_t log_max_timestamp(log_t *log, log_ts_offset_t *out)
     log_segment_t *best = NULL;
     int r;
 
+    if (log_is_down(log))
+        return ERR_KAFKA_STORAGE_ERROR;
     for (int i = 0; i < log->nsegs; i++)
         if (!best || log_segment_max_ts(log->segs[i], NULL) > log_segment_max_ts(best, NULL))
             best = log->segs[i];
@@ -725,11 +817,11 @@ int16_t log_max_timestamp(log_t *log, log_ts_offset_t *out)
 
 int log_epoch_assign(log_t *log, int32_t epoch, int64_t start_offset)
 {
+    if (log_is_down(log))
+        return -1;
     if (epoch < log_ecache_latest(&log->epochs))
         return 0;
-    if (log_ecache_assign(&log->epochs, epoch, start_offset))
-        return log_ecache_flush(&log->epochs);
-    return 0;
+    return log_ecache_assign_durable(&log->epochs, epoch, start_offset);
 }
 
 int32_t log_latest_epoch(const log_t *log)

@@ -9,7 +9,35 @@
  * and no locks; time is passed in (now_ms) so policies are testable.
  *
  * Offsets are int64 Kafka offsets; "LEO" is the log end offset (the offset
- * the next appended record gets). */
+ * the next appended record gets).
+ *
+ * When the disk fails. Every file operation goes through util/fault.h, and
+ * each failure is handled in one of two ways:
+ *  - Undone, when the files can be put back exactly as they were: the
+ *    operation reports the error (KAFKA_STORAGE_ERROR, or -1 and errno)
+ *    and the log goes on as if it had not been tried, so it works again
+ *    as soon as the disk does (space freed, a transient error gone). A
+ *    failed append cuts what it wrote (LEO, indexes and producer state
+ *    unchanged); a failed roll removes the new segment and makes the old
+ *    one active again; a failed checkpoint, snapshot or epoch-cache write
+ *    never touches the previous file (tmp + fsync + rename) and a failed
+ *    epoch write puts the cache back; a segment that cannot be deleted
+ *    stays in the log and is deleted by a later retention run.
+ *  - Offline, when the state of the files is no longer known: an fsync
+ *    (or msync of an index) failed - after a writeback error the kernel
+ *    may have dropped the pages or marked them clean, so no later fsync can
+ *    make the data since the last good flush durable ("fsyncgate"); or an
+ *    undo itself failed; or a truncation failed half way. An offline log
+ *    answers KAFKA_STORAGE_ERROR (or -1, errno EIO) to appends, reads,
+ *    rolls, flushes and DeleteRecords until it is reopened, which recovers
+ *    it from its last good recovery point. It still allows log_truncate_to
+ *    (to take back a batch whose flush failed) and is closed without
+ *    writing anything.
+ * Kafka takes the whole log dir offline on any I/O error. We only do so at
+ * shutdown (an offline log leaves its dir without the clean-shutdown
+ * marker): with one log dir, a full disk would otherwise cost every
+ * partition, the metadata log and the group offsets until a restart, for
+ * failures that the undo paths leave without a trace. */
 #ifndef STRAND_LOG_LOG_H
 #define STRAND_LOG_LOG_H
 
@@ -60,12 +88,17 @@ log_t *log_open(const char *dir, const log_config_t *cfg,
 
 /* Clean close: flushes, trims the active indexes to their real size,
  * writes a producer snapshot at the LEO, and frees the log. Returns 0, or
- * -1 with errno if some step failed (the log is freed anyway). */
+ * -1 with errno if some step failed or the log was offline (the log is
+ * freed anyway; the next open must then recover it). */
 int log_close(log_t *log);
 
 /* Frees the log without flushing or writing anything (for a dying disk
  * or a partition being deleted). */
 void log_free(log_t *log);
+
+/* 1 when the log is offline (see "When the disk fails" above): it refuses
+ * appends, reads and flushes until it is reopened. */
+int log_offline(const log_t *log);
 
 /* Replaces the configuration (dynamic topic config changes). The new
  * segment/index sizes apply from the next roll. */
@@ -102,7 +135,8 @@ typedef struct log_append_result_s {
  * sequence (Kafka 4.x never answers UNKNOWN_PRODUCER_ID (59) here);
  * CORRUPT_MESSAGE (2) for a short or non-v2 batch; RECORD_LIST_TOO_LARGE
  * (18) when it is larger than segment.bytes; KAFKA_STORAGE_ERROR (56) on
- * I/O failure. */
+ * I/O failure (nothing of the batch stays: LEO, indexes and producer
+ * state are as before, unless the log went offline) or when offline. */
 int16_t log_append(log_t *log, uint8_t *batch, size_t len,
                    int32_t leader_epoch, int64_t now_ms,
                    log_append_result_t *res);
@@ -116,7 +150,8 @@ int16_t log_append_replica(log_t *log, const uint8_t *batches, size_t len,
                            int64_t now_ms);
 
 /* Closes the active segment and opens a new one at the LEO (no-op if the
- * active segment is empty). Returns 0 or KAFKA_STORAGE_ERROR. */
+ * active segment is empty). Returns 0 or KAFKA_STORAGE_ERROR (the log is
+ * then as before, or offline). */
 int16_t log_roll(log_t *log, int64_t now_ms);
 
 /* ---- read ---- */
@@ -135,7 +170,8 @@ typedef struct log_read_result_s {
  * set, otherwise nothing if the first is larger), and only batches whose
  * last offset is below max_offset (the high watermark, or the LEO).
  * Returns 0 (an empty result at the LEO) or OFFSET_OUT_OF_RANGE (1) when
- * offset < log start or > LEO, KAFKA_STORAGE_ERROR (56). */
+ * offset < log start or > LEO, KAFKA_STORAGE_ERROR (56) on a read error
+ * or when the log is offline. */
 int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one,
                  int64_t max_offset, log_read_result_t *out);
 
@@ -178,30 +214,38 @@ int16_t log_max_timestamp(log_t *log, log_ts_offset_t *out);
  * and retention.bytes, then those wholly below the log start offset.
  * Never deletes the active segment, nor a segment that is not wholly
  * below the high watermark. Advances the log start offset. Returns the
- * number of segments deleted, or -1 with errno. */
+ * number of segments deleted, or -1 with errno if one could not be (it
+ * and those after it stay, whole; the next call tries again). Does nothing
+ * on an offline log. */
 int log_retention(log_t *log, int64_t now_ms);
 
 /* DeleteRecords: advances the log start offset to `offset` (which must be
- * <= the high watermark) and deletes the segments wholly below it.
- * Returns 0 or OFFSET_OUT_OF_RANGE (1), KAFKA_STORAGE_ERROR (56). */
+ * <= the high watermark) and deletes the segments wholly below it (those
+ * that cannot be deleted now are by a later log_retention()). Returns 0 or
+ * OFFSET_OUT_OF_RANGE (1), KAFKA_STORAGE_ERROR (56) when offline. */
 int16_t log_delete_records(log_t *log, int64_t offset);
 
 /* Removes every record at or above `offset` (replica truncation), with
  * the indexes, epoch cache and producer state. No-op if offset >= LEO.
- * Returns 0 or -1 with errno. */
+ * Returns 0, or -1 with errno: a truncation cannot be undone half way, so
+ * the log is then offline. Allowed on an offline log (it stays offline),
+ * to take back a batch whose flush failed. */
 int log_truncate_to(log_t *log, int64_t offset);
 
 /* ---- durability ---- */
 
 /* fsyncs the segments written since the last flush and their directory,
- * then advances the recovery point to the LEO. Returns 0 or -1/errno. */
+ * then advances the recovery point to the LEO. Returns 0 or -1/errno; a
+ * failed fsync takes the log offline for good (see "When the disk fails"),
+ * so that no later call reports as flushed what may not be on disk. */
 int log_flush(log_t *log, int64_t now_ms);
 /* fsyncs the segments that rolled since the last flush and moves the
  * recovery point to the active segment's base, so that a crash only
  * rescans the active segment. Kafka does this in the background after
  * each roll; call it from a timer. Returns 0 or -1 with errno. */
 int log_flush_rolled(log_t *log);
-/* Records appended since the last flush (the flush.messages policy). */
+/* Records appended since the last flush (the flush.messages policy); 0
+ * for an offline log, which has nothing it could flush. */
 int64_t log_unflushed_messages(const log_t *log);
 /* Time of the last flush, or of the open (the flush.ms policy). */
 int64_t log_last_flush_ms(const log_t *log);
@@ -210,7 +254,9 @@ int64_t log_last_flush_ms(const log_t *log);
 
 /* Records that `epoch` starts at `start_offset` (a new leader does this
  * with its LEO before taking appends). Ignores an epoch older than the
- * latest one; writes the checkpoint. Returns 0 or -1 with errno. */
+ * latest one; writes the checkpoint. Returns 0, or -1 with errno (the
+ * cache is then as its file says: unchanged unless only the final
+ * directory fsync failed; EIO when the log is offline). */
 int log_epoch_assign(log_t *log, int32_t epoch, int64_t start_offset);
 /* The latest epoch in the cache, or -1. */
 int32_t log_latest_epoch(const log_t *log);

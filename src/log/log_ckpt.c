@@ -16,74 +16,113 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fault.h"
 #include "util/mem.h"
 
 int log_ckpt_fsync_dir(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rc;
+    int fd = fault_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    int rc, e;
 
     if (fd < 0)
         return -1;
-    rc = fsync(fd);
+    rc = fault_fsync(fd);
+    e = errno;
     close(fd);
+    errno = e;
     return rc;
 }
 
 static int ckpt_write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = write(fd, p, n);
+        ssize_t w = fault_write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
             return -1;
+        }
         p += w;
         n -= (size_t)w;
     }
     return 0;
 }
 
-int log_ckpt_write_file(const char *path, const void *data, size_t len)
+/* The directory part of path, in memory the caller owns. */
+static char *ckpt_dirname(const char *path)
 {
-    size_t n = strlen(path) + 5;
-    char *tmp = xmalloc(n), *dir = xstrdup(path), *slash;
-    int fd, rc = -1, e;
+    char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 
-    snprintf(tmp, n, "%s.tmp", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        goto out;
-    if (ckpt_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-        e = errno;
-        close(fd);
-        unlink(tmp);
-        errno = e;
-        goto out;
-    }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
-        e = errno;
-        unlink(tmp);
-        errno = e;
-        goto out;
-    }
-    slash = strrchr(dir, '/');
     if (slash == dir)
         slash[1] = '\0';
     else if (slash)
         *slash = '\0';
     else
         strcpy(dir, ".");
-    rc = log_ckpt_fsync_dir(dir);
+    return dir;
+}
+
+/* Writes and fsyncs the temporary file. On failure it is removed (the
+ * target was never touched); a tmp file that cannot be removed is left for
+ * the next open of the log to clean up (log_scan_dir, log_mgr_open). */
+static int ckpt_write_tmp(const char *tmp, const void *data, size_t len)
+{
+    int fd = fault_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int e;
+
+    if (fd < 0)
+        return -1;
+    if (ckpt_write_all(fd, data, len) < 0 || fault_fsync(fd) < 0) {
+        e = errno;
+        close(fd);
+        fault_unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    if (close(fd) < 0) {
+        e = errno;
+        fault_unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* Whatever fails, path holds either its previous contents or all of the
+ * new ones, never a mix: the data only reaches path by a rename of a file
+ * already fsynced. A failed fsync of the tmp file is not retried (after a
+ * failed writeback its pages may be marked clean without being on disk):
+ * the tmp file is dropped and the next call writes a fresh one. When only
+ * the final fsync of the directory fails, path already has the new
+ * contents, but the rename may not survive a machine crash (-2). */
+int log_ckpt_write_file(const char *path, const void *data, size_t len)
+{
+    size_t n = strlen(path) + 5;
+    char *tmp = xmalloc(n), *dir;
+    int rc = -1, e;
+
+    snprintf(tmp, n, "%s.tmp", path);
+    if (ckpt_write_tmp(tmp, data, len) < 0)
+        goto out;
+    if (fault_rename(tmp, path) < 0) {
+        e = errno;
+        fault_unlink(tmp);
+        errno = e;
+        goto out;
+    }
+    dir = ckpt_dirname(path);
+    rc = log_ckpt_fsync_dir(dir) < 0 ? -2 : 0;
+    free(dir);
 out:
     free(tmp);
-    free(dir);
     return rc;
 }
 
 char *log_ckpt_read_file(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fault_open(path, O_RDONLY | O_CLOEXEC, 0);
     size_t cap = 4096, n = 0;
     char *p;
 
@@ -96,7 +135,7 @@ char *log_ckpt_read_file(const char *path, size_t *len)
             cap *= 2;
             p = xrealloc(p, cap);
         }
-        r = read(fd, p + n, cap - n - 1);
+        r = fault_read(fd, p + n, cap - n - 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {

@@ -9,7 +9,9 @@
 #include <stdint.h>
 
 /* Replaces path with data: writes "<path>.tmp", fsyncs it, renames it over
- * path and fsyncs the directory. Returns 0 or -1 with errno. */
+ * path and fsyncs the directory. Returns 0; -1 with errno when path was not
+ * touched (it keeps its previous contents, or stays missing); -2 with
+ * errno when path has the new contents but the directory fsync failed. */
 int log_ckpt_write_file(const char *path, const void *data, size_t len);
 
 /* Reads a whole file into memory the caller owns (NUL-terminated). NULL

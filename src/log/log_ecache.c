@@ -47,7 +47,7 @@ static int epoch_parse_line(void *opaque, char **f)
     return 0;
 }
 
-void log_ecache_init(log_ecache_t *ec, const char *dir)
+int log_ecache_init(log_ecache_t *ec, const char *dir)
 {
     size_t n = strlen(dir) + 32;
     char *text;
@@ -57,12 +57,13 @@ void log_ecache_init(log_ecache_t *ec, const char *dir)
     snprintf(ec->path, n, "%s/leader-epoch-checkpoint", dir);
     text = log_ckpt_read_file(ec->path, NULL);
     if (!text)
-        return;
+        return errno == ENOENT ? 0 : -1;
     if (log_ckpt_parse(text, 2, epoch_parse_line, ec) < 0) {
         lg_warn("%s is malformed; rebuilding the leader epoch cache from the log", ec->path);
         ec->n = 0;
     }
     free(text);
+    return 0;
 }
 
 void log_ecache_free(log_ecache_t *ec)
@@ -105,6 +106,38 @@ int log_ecache_assign(log_ecache_t *ec, int32_t epoch, int64_t start_offset)
         ec->n--;
     epoch_push(ec, epoch, start_offset);
     return 1;
+}
+
+/* The cache and its file must agree: if the file was not rewritten, the
+ * cache is put back as it was, so that a retry (or the next epoch) writes
+ * the change again. A copy is only made when the cache would change, i.e.
+ * once per leader epoch, not per append. */
+int log_ecache_assign_durable(log_ecache_t *ec, int32_t epoch, int64_t start_offset)
+{
+    log_ecache_entry_t *saved;
+    int n = ec->n, e, rc;
+
+    if (epoch < 0 || start_offset < 0)
+        return 0;
+    if (n && ec->v[n - 1].epoch == epoch && start_offset >= ec->v[n - 1].start_offset)
+        return 0;
+    saved = xmalloc(sizeof(*saved) * (size_t)(n + 1));
+    if (n)
+        memcpy(saved, ec->v, sizeof(*saved) * (size_t)n);
+    log_ecache_assign(ec, epoch, start_offset);
+    rc = log_ecache_flush(ec);
+    if (rc != -1) {
+        /* -2: the file has the change (only its rename may not last) */
+        free(saved);
+        return rc < 0 ? -1 : 0;
+    }
+    e = errno;
+    if (n)
+        memcpy(ec->v, saved, sizeof(*saved) * (size_t)n); /* cap >= n: it only grows */
+    ec->n = n;
+    free(saved);
+    errno = e;
+    return -1;
 }
 
 int32_t log_ecache_latest(const log_ecache_t *ec)

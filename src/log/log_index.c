@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fault.h"
+
 static uint32_t idx_get32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
@@ -64,10 +66,10 @@ static int idx_map_rw(log_index_t *idx, int fd, int32_t max_bytes)
     if (cap < idx->entries)
         cap = idx->entries;
     len = (size_t)cap * (size_t)idx->entry_size;
-    if (ftruncate(fd, (off_t)len) < 0)
+    if (fault_ftruncate(fd, (off_t)len) < 0)
         return -1;
     if (len > 0) {
-        void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        void *m = fault_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (m == MAP_FAILED)
             return -1;
         idx->map = m;
@@ -82,13 +84,13 @@ int log_index_open(log_index_t *idx, char *path, int entry_size,
                    int64_t base_offset, int writable, int32_t max_bytes)
 {
     struct stat st;
-    int fd, rc = 0;
+    int fd, rc = 0, e;
 
     memset(idx, 0, sizeof(*idx));
     idx->path = path;
     idx->entry_size = entry_size;
     idx->base_offset = base_offset;
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd = fault_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     if (fstat(fd, &st) < 0) {
@@ -104,22 +106,26 @@ int log_index_open(log_index_t *idx, char *path, int entry_size,
     if (writable)
         rc = idx_map_rw(idx, fd, max_bytes);
 out:
+    e = errno;
     close(fd);
+    errno = e;
     return rc;
 }
 
 int log_index_make_writable(log_index_t *idx, int32_t max_bytes)
 {
-    int fd, rc;
+    int fd, rc, e;
 
     if (idx->writable)
         return 0;
     idx_unmap(idx);
-    fd = open(idx->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd = fault_open(idx->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     rc = idx_map_rw(idx, fd, max_bytes);
+    e = errno;
     close(fd);
+    errno = e;
     return rc;
 }
 
@@ -133,10 +139,10 @@ static int idx_map(log_index_t *idx)
 
     if (idx->map || idx->entries == 0)
         return idx->map != NULL;
-    fd = open(idx->path, O_RDONLY | O_CLOEXEC);
+    fd = fault_open(idx->path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return 0;
-    m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    m = fault_mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED)
         return 0;
@@ -149,8 +155,9 @@ int log_index_trim(log_index_t *idx)
 {
     idx_unmap(idx);
     idx->writable = 0;
+    idx->dirty = 1;
     idx->max_entries = idx->entries;
-    return truncate(idx->path, (off_t)idx->entries * idx->entry_size);
+    return fault_truncate(idx->path, (off_t)idx->entries * idx->entry_size);
 }
 
 int log_index_close(log_index_t *idx)
@@ -173,13 +180,16 @@ void log_index_release(log_index_t *idx)
     idx->writable = 0;
 }
 
-void log_index_delete(log_index_t *idx)
+int log_index_delete(log_index_t *idx)
 {
+    int rc = 0;
+
     idx_unmap(idx);
-    if (idx->path)
-        unlink(idx->path);
+    if (idx->path && fault_unlink(idx->path) < 0 && errno != ENOENT)
+        rc = -1;
     free(idx->path);
     idx->path = NULL;
+    return rc;
 }
 
 void log_index_reset(log_index_t *idx)
@@ -194,9 +204,22 @@ void log_index_reset(log_index_t *idx)
 
 int log_index_flush(log_index_t *idx)
 {
-    if (idx->writable && idx->map && idx->entries > 0)
-        return msync(idx->map, idx->map_len, MS_SYNC);
-    return 0;
+    int fd, rc, e;
+
+    if (idx->writable)
+        return idx->map && idx->entries > 0 ? fault_msync(idx->map, idx->map_len, MS_SYNC) : 0;
+    if (!idx->dirty)
+        return 0;
+    fd = fault_open(idx->path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    rc = fault_fdatasync(fd);
+    e = errno;
+    close(fd);
+    if (rc == 0)
+        idx->dirty = 0;
+    errno = e;
+    return rc;
 }
 
 /* The time index keeps its last slot for the entry written when the

@@ -23,6 +23,7 @@ typedef struct log_index_s {
     int32_t max_entries; /* capacity while writable */
     int writable;
     int bad_size;        /* the file length was not a multiple of entries */
+    int dirty;           /* trimmed since the last flush (fsync the file) */
 } log_index_t;
 
 /* Opens the index file at path (taking ownership of path), creating it if
@@ -33,7 +34,8 @@ int log_index_open(log_index_t *idx, char *path, int entry_size,
                    int64_t base_offset, int writable, int32_t max_bytes);
 /* Turns a trimmed index back into the active one (after truncation). */
 int log_index_make_writable(log_index_t *idx, int32_t max_bytes);
-/* Unmaps and cuts the file to its entries; the index becomes read-only. */
+/* Unmaps and cuts the file to its entries; the index becomes read-only
+ * even when cutting fails (-1 with errno; log_index_make_writable undoes). */
 int log_index_trim(log_index_t *idx);
 /* Trims if writable and frees everything but the file. */
 int log_index_close(log_index_t *idx);
@@ -41,10 +43,15 @@ int log_index_close(log_index_t *idx);
 void log_index_release(log_index_t *idx);
 /* Drops every entry (before a rebuild). */
 void log_index_reset(log_index_t *idx);
+/* Makes the entries durable: msync of a writable index, fdatasync of a
+ * trimmed one (its pages were written through the map before it was cut).
+ * Returns 0 or -1 with errno. */
 int log_index_flush(log_index_t *idx);
 int log_index_is_full(const log_index_t *idx);
-/* Deletes the file and frees the index. */
-void log_index_delete(log_index_t *idx);
+/* Deletes the file and frees the index. Returns 0, or -1 with errno if the
+ * file could not be removed (freed all the same; an index file without
+ * its .log is removed when the log is next opened). */
+int log_index_delete(log_index_t *idx);
 
 /* Offset index entries. */
 int log_oidx_append(log_index_t *idx, int64_t offset, int32_t position);

@@ -2,6 +2,8 @@
 #ifndef STRAND_LOG_LOG_INT_H
 #define STRAND_LOG_LOG_INT_H
 
+#include <errno.h>
+
 #include "log/log.h"
 #include "log/log_ecache.h"
 #include "log/log_pstate.h"
@@ -21,9 +23,23 @@ struct log_s {
     int64_t unflushed;    /* records appended since the last flush */
     int64_t last_flush_ms;
     int dir_dirty;        /* files created or removed since the last flush */
+    int offline;          /* see log_set_offline() */
+    int epochs_recovered; /* open: recovery found epochs the file lacks */
     log_ecache_t epochs;
     log_pstate_t pstate;
 };
+
+#define LOG_ERR_STORAGE 56 /* KAFKA_STORAGE_ERROR */
+
+/* Whether the log refuses the operation because it is offline (errno is
+ * then EIO). */
+static inline int log_is_down(const log_t *log)
+{
+    if (!log->offline)
+        return 0;
+    errno = EIO;
+    return 1;
+}
 
 static inline log_segment_t *log_active(const log_t *log)
 {
@@ -38,9 +54,16 @@ void log_seg_push(log_t *log, log_segment_t *seg);
 void log_seg_shift(log_t *log, int n);
 /* Seals the active segment and starts a new one at base. 0 or -1/errno. */
 int log_roll_at(log_t *log, int64_t base, int64_t now_ms);
+/* Replaces every segment with one empty segment at base (and forgets the
+ * producer state). Returns 0 or -1 with errno, possibly half done. */
+int log_restart_at(log_t *log, int64_t base, int64_t now_ms);
 /* Replays producer state from its map end offset to the LEO. */
 int log_replay_pstate(log_t *log);
-/* Writes the epoch checkpoint, logging (not returning) a failure. */
-void log_save_epochs(log_t *log);
+/* Writes the epoch checkpoint. Returns 0, or -1 with errno (logged). */
+int log_save_epochs(log_t *log);
+/* Takes the log offline until it is reopened: an fsync failed, or a
+ * failed step could not be undone, so the files may no longer match what
+ * the log believes (log.h, "When the disk fails"). what: for the log line. */
+void log_set_offline(log_t *log, const char *what);
 
 #endif

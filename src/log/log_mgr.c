@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "log/log_ckpt.h"
+#include "util/fault.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -84,11 +85,13 @@ static char *join(const char *a, const char *b)
 
 /* ---- partition.metadata ---- */
 
+/* 1 with the topic id, 0 if there is none, -1 if the file exists but
+ * cannot be read. */
 static int pmeta_read(const char *pdir, uint8_t id[16])
 {
     char *path = join(pdir, "partition.metadata");
     char *text = log_ckpt_read_file(path, NULL), *p;
-    int ok = 0;
+    int ok = !text && errno != ENOENT ? -1 : 0;
 
     if (text && (p = strstr(text, "topic_id:")) != NULL) {
         char s[UUID_STR_LEN + 1];
@@ -157,6 +160,7 @@ static int mgr_open_part(log_mgr_t *mgr, int d, const char *name, const mgr_ckpt
     log_open_args_t a;
     uint8_t id[16];
     log_t *log;
+    int has_id;
 
     if (!parse_part_dir(name, topic, sizeof(topic), &partition)) {
         lg_warn("%s/%s is not a partition directory; ignoring it", mgr->dirs[d].path, name);
@@ -183,7 +187,14 @@ static int mgr_open_part(log_mgr_t *mgr, int d, const char *name, const mgr_ckpt
         free(pdir);
         return -1;
     }
-    mgr_add_part(mgr, log, d, pmeta_read(pdir, id) ? id : NULL);
+    has_id = pmeta_read(pdir, id);
+    if (has_id < 0) {
+        snprintf(err, errlen, "%s/partition.metadata: cannot read: %s", pdir, strerror(errno));
+        log_free(log);
+        free(pdir);
+        return -1;
+    }
+    mgr_add_part(mgr, log, d, has_id ? id : NULL);
     free(pdir);
     return 0;
 }
@@ -197,8 +208,12 @@ static int mgr_open_dir(log_mgr_t *mgr, int d, int64_t now_ms, char *err, size_t
     int rc = 0;
 
     log_mgr_shutdown_marker_load(mgr, d);
-    log_mgr_ckpt_load(mgr, d, &ck);
-    dir = opendir(path);
+    if (log_mgr_ckpt_load(mgr, d, &ck) < 0) {
+        snprintf(err, errlen, "%s: cannot read the checkpoint files: %s", path, strerror(errno));
+        log_mgr_ckpt_free(&ck);
+        return -1;
+    }
+    dir = fault_opendir(path);
     if (!dir) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         log_mgr_ckpt_free(&ck);
@@ -210,6 +225,13 @@ static int mgr_open_dir(log_mgr_t *mgr, int d, int64_t now_ms, char *err, size_t
         if (de->d_name[0] == '.')
             continue;
         sub = join(path, de->d_name);
+        if (has_suffix(de->d_name, ".tmp")) {
+            /* a checkpoint write that failed and could not clean up */
+            if (fault_unlink(sub) < 0)
+                lg_warn("cannot remove leftover %s: %s", sub, strerror(errno));
+            free(sub);
+            continue;
+        }
         if (stat(sub, &st) < 0 || !S_ISDIR(st.st_mode)) {
             free(sub);
             continue;
@@ -235,7 +257,7 @@ static int mgr_remove_marker(log_mgr_t *mgr, int d)
     char *path = join(mgr->dirs[d].path, ".kafka_cleanshutdown");
     int rc = 0;
 
-    if (unlink(path) == 0)
+    if (fault_unlink(path) == 0)
         rc = log_ckpt_fsync_dir(mgr->dirs[d].path);
     else if (errno != ENOENT)
         rc = -1;
@@ -248,6 +270,8 @@ log_mgr_t *log_mgr_open(const log_mgr_config_t *cfg, int64_t now_ms, char *err, 
     log_mgr_t *mgr = xcalloc(1, sizeof(*mgr));
 
     snprintf(err, errlen, "no error");
+    if (fault_env_load(err, errlen) < 0)
+        return NULL;
     mgr->node_id = cfg->node_id;
     mgr->defaults = cfg->defaults;
     mgr->prev_broker_epoch = -1;
@@ -260,7 +284,7 @@ log_mgr_t *log_mgr_open(const log_mgr_config_t *cfg, int64_t now_ms, char *err, 
     mgr->ndirs = cfg->ndirs;
     for (int i = 0; i < cfg->ndirs; i++) {
         mgr->dirs[i].path = xstrdup(cfg->dirs[i]);
-        if (mkdir(cfg->dirs[i], 0755) < 0 && errno != EEXIST) {
+        if (fault_mkdir(cfg->dirs[i], 0755) < 0 && errno != EEXIST) {
             snprintf(err, errlen, "cannot create log dir %s: %s", cfg->dirs[i], strerror(errno));
             goto err;
         }
@@ -309,7 +333,9 @@ void log_mgr_free(log_mgr_t *mgr)
 }
 
 /* Kafka's order: flush every log, checkpoint the (now final) recovery
- * points, close the logs, and only then mark the shutdown clean. */
+ * points, close the logs, and only then mark the shutdown clean. A log
+ * dir where anything failed (or that holds an offline log) gets no marker,
+ * so that its logs are recovered at the next start. */
 int log_mgr_close(log_mgr_t *mgr, int64_t broker_epoch)
 {
     size_t pos = 0, klen;
@@ -317,28 +343,36 @@ int log_mgr_close(log_mgr_t *mgr, int64_t broker_epoch)
     void *val;
     int rc = 0;
 
-    while (smap_next(&mgr->parts, &pos, &key, &klen, &val))
-        if (log_flush(((mgr_part_t *)val)->log, log_last_flush_ms(((mgr_part_t *)val)->log)) < 0)
-            rc = -1;
-    if (log_mgr_checkpoint(mgr) < 0)
-        rc = -1;
+    while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
+        mgr_part_t *part = val;
+        if (log_flush(part->log, log_last_flush_ms(part->log)) < 0)
+            mgr->dirs[part->dir].failed = 1;
+    }
+    for (int i = 0; i < mgr->ndirs; i++)
+        if (log_mgr_ckpt_write_dir(mgr, i) < 0)
+            mgr->dirs[i].failed = 1;
     pos = 0;
     while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
         mgr_part_t *part = val;
         if (log_close(part->log) < 0)
-            rc = -1;
+            mgr->dirs[part->dir].failed = 1;
         part->log = NULL;
         free(part);
     }
     smap_free(&mgr->parts);
     smap_init(&mgr->parts);
-    for (int i = 0; rc == 0 && i < mgr->ndirs; i++)
-        if (log_mgr_shutdown_marker_write(mgr, i, broker_epoch) < 0)
+    for (int i = 0; i < mgr->ndirs; i++) {
+        if (!mgr->dirs[i].failed && log_mgr_shutdown_marker_write(mgr, i, broker_epoch) < 0)
+            mgr->dirs[i].failed = 1;
+        if (mgr->dirs[i].failed) {
+            lg_error("log dir %s: unclean close; its logs will be recovered at the next start",
+                     mgr->dirs[i].path);
             rc = -1;
-    if (rc)
-        lg_error("log manager: unclean close (%s); logs will be recovered at the next start",
-                 strerror(errno));
+        }
+    }
     log_mgr_free(mgr);
+    if (rc)
+        errno = EIO;
     return rc;
 }
 
@@ -435,6 +469,19 @@ static int mgr_least_loaded(const log_mgr_t *mgr)
     return best;
 }
 
+static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw);
+
+static void mgr_remove_tree(const char *path)
+{
+    if (nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+        lg_warn("cannot remove %s: %s", path, strerror(errno));
+}
+
+/* A partition created here must survive a crash once it is announced, so
+ * its directory entry is fsynced in the log dir; when that (or opening it,
+ * or writing partition.metadata) fails, the new directory is removed again
+ * and the creation fails. Every partition directory on disk was opened at
+ * start, so the one removed can only be this call's. */
 log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
                       const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms)
 {
@@ -442,7 +489,7 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
     char name[512], *pdir;
     log_open_args_t a;
     log_t *log;
-    int d;
+    int d, e;
 
     if (part) {
         if (mgr_set_topic_id(part, topic_id) < 0)
@@ -466,14 +513,15 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
     a.clean_shutdown = 1;
     a.now_ms = now_ms;
     log = log_open(pdir, cfg ? cfg : &mgr->defaults, &a);
-    if (log && topic_id && !uuid_is_zero(topic_id) && pmeta_write(pdir, topic_id) < 0) {
-        int e = errno;
+    if (!log || (topic_id && !uuid_is_zero(topic_id) && pmeta_write(pdir, topic_id) < 0) ||
+        log_ckpt_fsync_dir(mgr->dirs[d].path) < 0) {
+        e = errno;
+        lg_error("%s: cannot create: %s", pdir, strerror(e));
         log_free(log);
         log = NULL;
+        mgr_remove_tree(pdir);
         errno = e;
     }
-    if (log && log_ckpt_fsync_dir(mgr->dirs[d].path) < 0)
-        lg_warn("%s: fsync failed: %s", mgr->dirs[d].path, strerror(errno));
     free(pdir);
     if (!log)
         return NULL;
@@ -508,12 +556,16 @@ int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t
     n = strlen(mgr->dirs[d].path) + tlen + strlen(suffix) + 2;
     to = xmalloc(n);
     snprintf(to, n, "%s/%.*s%s", mgr->dirs[d].path, (int)tlen, topic, suffix);
-    if (rename(log_dir(part->log), to) < 0 || log_ckpt_fsync_dir(mgr->dirs[d].path) < 0) {
+    if (fault_rename(log_dir(part->log), to) < 0) {
         int e = errno;
         free(to);
         errno = e;
         return -1;
     }
+    /* the rename is done: if it is not durable, a crash brings the
+     * directory back under its old name and it is deleted again */
+    if (log_ckpt_fsync_dir(mgr->dirs[d].path) < 0)
+        lg_warn("%s: fsync failed: %s", mgr->dirs[d].path, strerror(errno));
     delay = log_config(part->log)->file_delete_delay_ms;
     log_free(part->log);
     part_key(key, sizeof(key), topic, partition);
@@ -529,7 +581,7 @@ static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *
     (void)st;
     (void)flag;
     (void)ftw;
-    return remove(path);
+    return fault_remove(path);
 }
 
 int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms)
@@ -541,10 +593,13 @@ int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms)
             i++;
             continue;
         }
-        if (nftw(mgr->dels[i].path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+        if (nftw(mgr->dels[i].path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT) {
+            /* kept, and tried again at the next purge */
             lg_warn("cannot remove %s: %s", mgr->dels[i].path, strerror(errno));
-        else
-            n++;
+            i++;
+            continue;
+        }
+        n++;
         free(mgr->dels[i].path);
         mgr->dels[i] = mgr->dels[--mgr->ndels];
     }
@@ -578,7 +633,7 @@ int log_mgr_retention(log_mgr_t *mgr, int64_t now_ms)
         if (r > 0)
             n += r;
         log_expire_producers(log, now_ms);
-        log_flush_rolled(log);
+        log_flush_rolled(log); /* a failure takes that log offline */
     }
     return n;
 }

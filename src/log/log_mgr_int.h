@@ -11,6 +11,7 @@ typedef struct mgr_dir_s {
     uint8_t dir_id[16];
     int nparts;
     int clean;                /* .kafka_cleanshutdown was present */
+    int failed;               /* log_mgr_close: something failed here */
 } mgr_dir_t;
 
 typedef struct mgr_part_s {
@@ -50,8 +51,9 @@ int log_mgr_meta_load(log_mgr_t *mgr, const char *want_cluster_id, char *err, si
 /* Reads and removes .kafka_cleanshutdown of dir i. */
 void log_mgr_shutdown_marker_load(log_mgr_t *mgr, int i);
 int log_mgr_shutdown_marker_write(log_mgr_t *mgr, int i, int64_t broker_epoch);
-/* Checkpoint files of dir i. */
-void log_mgr_ckpt_load(log_mgr_t *mgr, int i, mgr_ckpt_t *ck);
+/* Checkpoint files of dir i (missing ones are empty). Returns 0, or -1
+ * with errno if one cannot be read (free ck all the same). */
+int log_mgr_ckpt_load(log_mgr_t *mgr, int i, mgr_ckpt_t *ck);
 void log_mgr_ckpt_free(mgr_ckpt_t *ck);
 /* Offset stored under key, or dflt. */
 int64_t log_mgr_ckpt_get(const smap_t *m, const char *key, int64_t dflt);

@@ -26,6 +26,7 @@
 #include "log/log_ckpt.h"
 #include "log/log_int.h"
 #include "util/buf.h"
+#include "util/fault.h"
 #include "util/logging.h"
 #include "util/mem.h"
 #include "util/props.h"
@@ -189,6 +190,8 @@ out:
 
 /* ---- clean shutdown marker ---- */
 
+/* A marker that cannot be read counts as absent: the logs of that dir are
+ * recovered, which is always safe. */
 void log_mgr_shutdown_marker_load(log_mgr_t *mgr, int i)
 {
     char *path = mgr_path(mgr->dirs[i].path, ".kafka_cleanshutdown");
@@ -251,29 +254,38 @@ static void ckpt_map_free(smap_t *m)
     smap_free(m);
 }
 
-static void ckpt_read(const char *dir, const char *name, smap_t *m)
+/* A missing or malformed file is no error (the logs are then recovered
+ * from their start); one that exists but cannot be read is. */
+static int ckpt_read(const char *dir, const char *name, smap_t *m)
 {
     char *path = mgr_path(dir, name);
     char *text = log_ckpt_read_file(path, NULL);
     ckpt_ctx_t c = {m};
+    int rc = 0;
 
-    if (text && log_ckpt_parse(text, 3, ckpt_line, &c) < 0) {
+    if (!text && errno != ENOENT) {
+        lg_error("%s: cannot read: %s", path, strerror(errno));
+        rc = -1;
+    } else if (text && log_ckpt_parse(text, 3, ckpt_line, &c) < 0) {
         lg_warn("%s is malformed; ignoring it", path);
         ckpt_map_free(m);
         smap_init(m);
     }
     free(text);
     free(path);
+    return rc;
 }
 
-void log_mgr_ckpt_load(log_mgr_t *mgr, int i, mgr_ckpt_t *ck)
+int log_mgr_ckpt_load(log_mgr_t *mgr, int i, mgr_ckpt_t *ck)
 {
     smap_init(&ck->recovery);
     smap_init(&ck->start);
     smap_init(&ck->hwm);
-    ckpt_read(mgr->dirs[i].path, "recovery-point-offset-checkpoint", &ck->recovery);
-    ckpt_read(mgr->dirs[i].path, "log-start-offset-checkpoint", &ck->start);
-    ckpt_read(mgr->dirs[i].path, "replication-offset-checkpoint", &ck->hwm);
+    if (ckpt_read(mgr->dirs[i].path, "recovery-point-offset-checkpoint", &ck->recovery) < 0 ||
+        ckpt_read(mgr->dirs[i].path, "log-start-offset-checkpoint", &ck->start) < 0 ||
+        ckpt_read(mgr->dirs[i].path, "replication-offset-checkpoint", &ck->hwm) < 0)
+        return -1;
+    return 0;
 }
 
 void log_mgr_ckpt_free(mgr_ckpt_t *ck)

@@ -29,6 +29,7 @@
 #include "log/log_segment.h"
 #include "util/buf.h"
 #include "util/crc32c.h"
+#include "util/fault.h"
 #include "util/logging.h"
 #include "util/mem.h"
 #include "util/rd.h"
@@ -67,14 +68,23 @@ static void pstate_add_snap(log_pstate_t *ps, int64_t off)
     qsort(ps->snaps, (size_t)ps->nsnaps, sizeof(*ps->snaps), cmp_i64);
 }
 
-static void pstate_del_snap(log_pstate_t *ps, int i)
+/* Deletes snapshot i. A file that cannot be removed stays listed, so the
+ * list always says what is on disk. Returns 0 or -1 with errno. */
+static int pstate_del_snap(log_pstate_t *ps, int i)
 {
     char *path = log_segment_file(ps->dir, ps->snaps[i], ".snapshot");
+    int rc = fault_unlink(path);
 
-    unlink(path);
+    if (rc < 0 && errno == ENOENT)
+        rc = 0;
+    if (rc < 0)
+        lg_warn("log %s: cannot delete %s: %s", ps->dir, path, strerror(errno));
     free(path);
+    if (rc < 0)
+        return -1;
     memmove(ps->snaps + i, ps->snaps + i + 1, sizeof(*ps->snaps) * (size_t)(ps->nsnaps - i - 1));
     ps->nsnaps--;
+    return 0;
 }
 
 int log_pstate_init(log_pstate_t *ps, const char *dir)
@@ -85,7 +95,7 @@ int log_pstate_init(log_pstate_t *ps, const char *dir)
     memset(ps, 0, sizeof(*ps));
     ps->dir = xstrdup(dir);
     smap_init(&ps->producers);
-    d = opendir(dir);
+    d = fault_opendir(dir);
     if (!d)
         return -1;
     while ((de = readdir(d)) != NULL) {
@@ -340,11 +350,13 @@ int log_pstate_snapshot(log_pstate_t *ps)
     rc = log_ckpt_write_file(path, b.p, b.len);
     free(path);
     buf_free(&b);
-    if (rc == 0) {
+    if (rc != -1) {
+        /* also at -2: the file exists and must be listed, to be deleted
+         * if the log is truncated below it */
         pstate_add_snap(ps, ps->map_end_offset);
         ps->last_snap_offset = ps->map_end_offset;
     }
-    return rc;
+    return rc < 0 ? -1 : 0;
 }
 
 /* Decodes one snapshot file into the map. -1 if corrupt. */
@@ -389,44 +401,82 @@ static int pstate_load_file(log_pstate_t *ps, const uint8_t *p, size_t len, int6
     return rd.err ? -1 : 0;
 }
 
-void log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo, int64_t now_ms,
-                       int64_t expiration_ms)
+/* Loads the snapshot at off: 1 loaded, 0 missing or corrupt, -1 I/O error. */
+static int pstate_load_snap(log_pstate_t *ps, int64_t off, int64_t now_ms, int64_t expiration_ms)
 {
+    char *path = log_segment_file(ps->dir, off, ".snapshot");
+    size_t len;
+    char *data = log_ckpt_read_file(path, &len);
+    int r;
+
+    if (!data)
+        r = errno == ENOENT ? 0 : -1;
+    else
+        r = pstate_load_file(ps, (uint8_t *)data, len, now_ms, expiration_ms) == 0;
+    free(data);
+    free(path);
+    return r;
+}
+
+/* A snapshot above the log end describes offsets the log no longer has
+ * (after a truncation): if it cannot be deleted it must fail the reload,
+ * otherwise the log could grow past it and a later open would load it.
+ * Snapshots at or below the log start are deleted for space only. */
+int log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo, int64_t now_ms,
+                      int64_t expiration_ms)
+{
+    int rc = 0;
+
     pstate_clear(ps);
-    for (int i = ps->nsnaps - 1; i >= 0; i--)
-        if (ps->snaps[i] > leo || ps->snaps[i] <= log_start)
+    ps->map_end_offset = ps->last_snap_offset = log_start;
+    for (int i = ps->nsnaps - 1; i >= 0; i--) {
+        int64_t off = ps->snaps[i];
+        if (off > leo && pstate_del_snap(ps, i) < 0)
+            rc = -1;
+        else if (off <= log_start)
             pstate_del_snap(ps, i);
-    while (ps->nsnaps > 0) {
-        int64_t off = ps->snaps[ps->nsnaps - 1];
-        char *path = log_segment_file(ps->dir, off, ".snapshot");
-        size_t len;
-        char *data = log_ckpt_read_file(path, &len);
-        int ok = data && pstate_load_file(ps, (uint8_t *)data, len, now_ms, expiration_ms) == 0;
-        free(data);
-        free(path);
-        if (ok) {
+    }
+    if (rc < 0)
+        return -1;
+    for (int i = ps->nsnaps - 1; i >= 0; i--) {
+        int64_t off = ps->snaps[i];
+        int r;
+        if (off > leo || off <= log_start)
+            continue;
+        r = pstate_load_snap(ps, off, now_ms, expiration_ms);
+        if (r < 0) {
+            pstate_clear(ps);
+            return -1;
+        }
+        if (r == 1) {
             ps->map_end_offset = ps->last_snap_offset = off;
-            return;
+            return 0;
         }
         lg_warn("log %s: producer snapshot at offset %lld is corrupt, deleting it", ps->dir,
                 (long long)off);
         pstate_clear(ps);
-        pstate_del_snap(ps, ps->nsnaps - 1);
+        pstate_del_snap(ps, i); /* if it stays, it is skipped again next time */
     }
-    ps->map_end_offset = ps->last_snap_offset = log_start;
+    return 0;
 }
 
 void log_pstate_delete_before(log_pstate_t *ps, int64_t offset)
 {
-    while (ps->nsnaps > 0 && ps->snaps[0] < offset)
-        pstate_del_snap(ps, 0);
+    /* a file that cannot be deleted stays listed and is retried next time */
+    for (int i = 0; i < ps->nsnaps && ps->snaps[i] < offset;)
+        if (pstate_del_snap(ps, i) < 0)
+            i++;
 }
 
-void log_pstate_reset(log_pstate_t *ps, int64_t offset)
+int log_pstate_reset(log_pstate_t *ps, int64_t offset)
 {
+    int rc = 0;
+
     pstate_clear(ps);
-    while (ps->nsnaps > 0)
-        pstate_del_snap(ps, ps->nsnaps - 1);
+    for (int i = ps->nsnaps - 1; i >= 0; i--)
+        if (pstate_del_snap(ps, i) < 0)
+            rc = -1;
     ps->map_end_offset = offset;
     ps->last_snap_offset = 0;
+    return rc;
 }

@@ -71,18 +71,22 @@ int log_pstate_expire(log_pstate_t *ps, int64_t now_ms, int64_t expiration_ms);
 /* Forgets all producers; deletes snapshots above leo or at or below
  * log_start; loads the newest remaining snapshot (skipping corrupt ones,
  * which are deleted). The map end offset is then that snapshot's offset,
- * or log_start: the caller replays the log from there. */
-void log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo,
-                       int64_t now_ms, int64_t expiration_ms);
+ * or log_start: the caller replays the log from there. Returns 0, or -1
+ * with errno if a snapshot could not be read, or one above leo could not
+ * be deleted (the state is then empty at log_start). */
+int log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo,
+                      int64_t now_ms, int64_t expiration_ms);
 
 /* Writes <map end offset>.snapshot if the state moved since the last one.
  * Returns 0 or -1 with errno. */
 int log_pstate_snapshot(log_pstate_t *ps);
-/* Deletes the snapshot files below offset. */
+/* Deletes the snapshot files below offset (those that cannot be deleted
+ * stay listed and are retried by the next call). */
 void log_pstate_delete_before(log_pstate_t *ps, int64_t offset);
 /* Forgets everything and deletes all snapshots; the state restarts at
- * offset. */
-void log_pstate_reset(log_pstate_t *ps, int64_t offset);
+ * offset. Returns 0, or -1 with errno if a snapshot could not be deleted
+ * (it would describe offsets the log no longer has). */
+int log_pstate_reset(log_pstate_t *ps, int64_t offset);
 
 /* Sequence arithmetic with Kafka's wrap past INT32_MAX to 0. */
 int32_t log_pstate_seq_add(int32_t seq, int32_t n);

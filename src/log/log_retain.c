@@ -13,35 +13,54 @@
 #include "log/log_ckpt.h"
 #include "util/logging.h"
 
-/* Deletes segs[0..n) (never the active one) and moves the log start
- * offset up to the new first segment. */
-static int log_delete_prefix(log_t *log, int n, const char *why)
+/* After segments were deleted from the front: the log starts at the new
+ * first segment, and what pointed below it follows. */
+static void log_front_deleted(log_t *log)
 {
-    int64_t lso;
+    int64_t lso = log->segs[0]->base_offset;
+    int e = errno;
 
-    if (n > log->nsegs - 1)
-        n = log->nsegs - 1;
-    if (n <= 0)
-        return 0;
-    for (int i = 0; i < n; i++) {
-        log_segment_t *seg = log->segs[i];
-        lg_info("log %s: deleting segment %lld (%s)", log->dir, (long long)seg->base_offset, why);
-        /* the snapshot at a deleted segment's base is of no more use */
-        log_segment_delete(seg);
-    }
-    log_seg_shift(log, n);
-    lso = log->segs[0]->base_offset;
     if (lso > log->log_start_offset)
         log->log_start_offset = lso;
     if (log->recovery_point < log->log_start_offset)
         log->recovery_point = log->log_start_offset;
     if (log->hwm < log->log_start_offset)
         log->hwm = log->log_start_offset;
+    /* if the checkpoint keeps older epochs, the next open trims them */
     if (log_ecache_truncate_start(&log->epochs, log->log_start_offset))
         log_save_epochs(log);
+    /* the snapshot at a deleted segment's base is of no more use */
     log_pstate_delete_before(&log->pstate, log->segs[0]->base_offset);
     log->dir_dirty = 1;
-    return n;
+    errno = e;
+}
+
+/* Deletes segs[0..n) (never the active one) and moves the log start
+ * offset up to the new first segment. A segment whose .log cannot be
+ * unlinked stops the deletion there: it and those after it stay in the log,
+ * whole, and the next retention run tries again. Returns the number
+ * deleted; *failed is set (errno kept) if it stopped early. */
+static int log_delete_prefix(log_t *log, int n, const char *why, int *failed)
+{
+    int done = 0;
+
+    if (n > log->nsegs - 1)
+        n = log->nsegs - 1;
+    for (; done < n; done++) {
+        log_segment_t *seg = log->segs[done];
+        lg_info("log %s: deleting segment %lld (%s)", log->dir, (long long)seg->base_offset, why);
+        if (log_segment_delete(seg) < 0) {
+            lg_warn("log %s: cannot delete segment %lld: %s", log->dir,
+                    (long long)seg->base_offset, strerror(errno));
+            *failed = 1;
+            break;
+        }
+    }
+    if (done > 0) {
+        log_seg_shift(log, done);
+        log_front_deleted(log);
+    }
+    return done;
 }
 
 /* Upper bound of segment i's offsets (the next base, or the LEO). */
@@ -91,15 +110,28 @@ static int log_breached_start(log_t *log)
 
 int log_retention(log_t *log, int64_t now_ms)
 {
-    int n = log_delete_prefix(log, log_breached_time(log, now_ms), "retention.ms");
+    int failed = 0, n;
 
-    n += log_delete_prefix(log, log_breached_size(log), "retention.bytes");
-    n += log_delete_prefix(log, log_breached_start(log), "below the log start offset");
-    return n;
+    if (log->offline)
+        return 0;
+    n = log_delete_prefix(log, log_breached_time(log, now_ms), "retention.ms", &failed);
+    if (!failed)
+        n += log_delete_prefix(log, log_breached_size(log), "retention.bytes", &failed);
+    if (!failed)
+        n += log_delete_prefix(log, log_breached_start(log), "below the log start offset",
+                               &failed);
+    return failed ? -1 : n;
 }
 
+/* The records are gone once the log start offset has moved (reads below
+ * it are refused, and log_mgr_checkpoint persists it): segments that
+ * cannot be deleted now are deleted by a later retention run. */
 int16_t log_delete_records(log_t *log, int64_t offset)
 {
+    int failed = 0;
+
+    if (log_is_down(log))
+        return LOG_ERR_STORAGE;
     if (offset < 0 || offset > log->hwm)
         return 1; /* OFFSET_OUT_OF_RANGE */
     if (offset <= log->log_start_offset)
@@ -109,27 +141,13 @@ int16_t log_delete_records(log_t *log, int64_t offset)
         log->recovery_point = offset;
     if (log_ecache_truncate_start(&log->epochs, offset))
         log_save_epochs(log);
-    log_delete_prefix(log, log_breached_start(log), "DeleteRecords");
+    log_delete_prefix(log, log_breached_start(log), "DeleteRecords", &failed);
     return 0;
 }
 
-/* Everything goes: one empty segment at offset. */
-static int log_truncate_fully(log_t *log, int64_t offset, int64_t now_ms)
-{
-    log_segment_t *seg;
-
-    while (log->nsegs > 0)
-        log_segment_delete(log->segs[--log->nsegs]);
-    seg = log_segment_create(log->dir, offset, &log->cfg, now_ms);
-    if (!seg)
-        return -1;
-    log_seg_push(log, seg);
-    log->log_start_offset = offset;
-    log_pstate_reset(&log->pstate, offset);
-    log->dir_dirty = 1;
-    return 0;
-}
-
+/* A truncation that fails half way cannot be undone (data is gone), so
+ * the log goes offline; the next open recovers whatever is on disk. It is
+ * allowed on an offline log, to take back a batch whose flush failed. */
 int log_truncate_to(log_t *log, int64_t offset)
 {
     int64_t leo = log_end_offset(log);
@@ -138,26 +156,35 @@ int log_truncate_to(log_t *log, int64_t offset)
         return 0;
     lg_info("log %s: truncating from %lld to %lld", log->dir, (long long)leo, (long long)offset);
     if (offset <= log->log_start_offset || offset <= log->segs[0]->base_offset) {
-        if (log_truncate_fully(log, offset > log->log_start_offset ? offset : log->log_start_offset,
-                               log->last_flush_ms) < 0)
-            return -1;
+        int64_t base = offset > log->log_start_offset ? offset : log->log_start_offset;
+        if (log_restart_at(log, base, log->last_flush_ms) < 0)
+            goto fail;
+        log->log_start_offset = base;
     } else {
-        while (log->nsegs > 1 && log_active(log)->base_offset >= offset)
-            log_segment_delete(log->segs[--log->nsegs]);
-        if (log_segment_truncate_to(log_active(log), offset, &log->cfg) < 0)
-            return -1;
+        while (log->nsegs > 1 && log_active(log)->base_offset >= offset) {
+            if (log_segment_delete(log_active(log)) < 0)
+                goto fail;
+            log->nsegs--;
+        }
         log->dir_dirty = 1;
+        if (log_segment_truncate_to(log_active(log), offset, &log->cfg) < 0)
+            goto fail;
     }
     leo = log_end_offset(log);
-    if (log_ecache_truncate_end(&log->epochs, leo))
-        log_save_epochs(log);
     if (log->recovery_point > leo)
         log->recovery_point = leo;
     if (log->hwm > leo)
         log->hwm = leo;
-    log_pstate_reload(&log->pstate, log->log_start_offset, leo, log->last_flush_ms,
-                      log->cfg.producer_id_expiration_ms);
-    return log_replay_pstate(log);
+    if (log_ecache_truncate_end(&log->epochs, leo) && log_save_epochs(log) < 0)
+        goto fail;
+    if (log_pstate_reload(&log->pstate, log->log_start_offset, leo, log->last_flush_ms,
+                          log->cfg.producer_id_expiration_ms) < 0 ||
+        log_replay_pstate(log) < 0)
+        goto fail;
+    return 0;
+fail:
+    log_set_offline(log, "a truncation failed half way");
+    return -1;
 }
 
 /* fsyncs segments [floor(recovery point), upto). */
@@ -174,10 +201,17 @@ static int log_flush_segments(log_t *log, int upto)
     return 0;
 }
 
+/* fsyncgate: when fsync reports a writeback error, the kernel may already
+ * have dropped the dirty pages or marked them clean, so a second fsync can
+ * succeed without the data being on disk. Nothing written since the last
+ * good flush may be called durable, then or later: the recovery point
+ * stays where it was and the log goes offline. */
 int log_flush(log_t *log, int64_t now_ms)
 {
+    if (log_is_down(log))
+        return -1;
     if (log_flush_segments(log, log->nsegs) < 0) {
-        lg_error("log %s: flush failed: %s", log->dir, strerror(errno));
+        log_set_offline(log, "fsync failed");
         return -1;
     }
     log->recovery_point = log_end_offset(log);
@@ -190,10 +224,12 @@ int log_flush_rolled(log_t *log)
 {
     int64_t base = log_active(log)->base_offset;
 
+    if (log_is_down(log))
+        return -1;
     if (log->recovery_point >= base)
         return 0;
     if (log_flush_segments(log, log->nsegs - 1) < 0) {
-        lg_error("log %s: flush failed: %s", log->dir, strerror(errno));
+        log_set_offline(log, "fsync failed");
         return -1;
     }
     log->recovery_point = base;

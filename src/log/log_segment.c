@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fault.h"
+#include "util/logging.h"
 #include "util/mem.h"
 
 /* Read-ahead of the .log reader: small for lookups, which read a few
@@ -84,7 +86,7 @@ static void seg_rd_free(seg_rd_t *rd)
 static int seg_pread_full(int fd, uint8_t *p, size_t n, int64_t pos)
 {
     while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)pos);
+        ssize_t r = fault_pread(fd, p, n, (off_t)pos);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -223,8 +225,8 @@ static int seg_open_indexes(log_segment_t *seg, const char *dir, int writable,
         seg->missing_index = 1;
     if (fresh) {
         /* leftovers of an earlier segment of that name must not count */
-        if ((truncate(opath, 0) < 0 && errno != ENOENT) ||
-            (truncate(tpath, 0) < 0 && errno != ENOENT)) {
+        if ((fault_truncate(opath, 0) < 0 && errno != ENOENT) ||
+            (fault_truncate(tpath, 0) < 0 && errno != ENOENT)) {
             free(opath);
             free(tpath);
             return -1;
@@ -239,12 +241,31 @@ static int seg_open_indexes(log_segment_t *seg, const char *dir, int writable,
                           writable, max_bytes);
 }
 
+/* Removes the files of segment base (those that exist). Returns 0, or -1
+ * with errno if the .log is still there: an index file without its .log
+ * is removed at the next open, a .log is a segment. */
+int log_segment_remove_files(const char *dir, int64_t base)
+{
+    static const char *const suffixes[] = {".index", ".timeindex", ".log"};
+    int rc = 0;
+
+    for (int i = 0; i < 3; i++) {
+        char *p = log_segment_file(dir, base, suffixes[i]);
+        if (fault_unlink(p) < 0 && errno != ENOENT && i == 2)
+            rc = -1;
+        free(p);
+    }
+    return rc;
+}
+
 log_segment_t *log_segment_create(const char *dir, int64_t base, const log_config_t *cfg,
-                                  int64_t now_ms)
+                                  int64_t now_ms, int *leftover)
 {
     log_segment_t *seg = seg_alloc(dir, base, now_ms);
+    int e;
 
-    seg->fd = open(seg->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    *leftover = 0;
+    seg->fd = fault_open(seg->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (seg->fd < 0)
         goto err;
     if (seg_open_indexes(seg, dir, 1, cfg->segment_index_bytes, 1) < 0)
@@ -253,7 +274,11 @@ log_segment_t *log_segment_create(const char *dir, int64_t base, const log_confi
     seg->max_ts_known = 1;
     return seg;
 err:
+    e = errno;
     log_segment_free(seg);
+    if (log_segment_remove_files(dir, base) < 0)
+        *leftover = 1;
+    errno = e;
     return NULL;
 }
 
@@ -262,8 +287,9 @@ log_segment_t *log_segment_open(const char *dir, int64_t base, int active,
 {
     log_segment_t *seg = seg_alloc(dir, base, now_ms);
     struct stat st;
+    int e;
 
-    seg->fd = open(seg->path, O_RDWR | O_CLOEXEC);
+    seg->fd = fault_open(seg->path, O_RDWR | O_CLOEXEC, 0);
     if (seg->fd < 0 || fstat(seg->fd, &st) < 0)
         goto err;
     seg->size = st.st_size;
@@ -271,7 +297,9 @@ log_segment_t *log_segment_open(const char *dir, int64_t base, int active,
         goto err;
     return seg;
 err:
+    e = errno;
     log_segment_free(seg);
+    errno = e;
     return NULL;
 }
 
@@ -291,15 +319,31 @@ int log_segment_seal(log_segment_t *seg)
 {
     int64_t off;
     int64_t ts = log_segment_max_ts(seg, &off);
-    int rc = 0;
+    int rc = 0, e = 0;
 
     if (seg->tidx.writable && ts >= 0)
         log_tidx_maybe_append(&seg->tidx, ts, off, 1);
-    if (seg->oidx.writable && log_index_trim(&seg->oidx) < 0)
+    if (seg->oidx.writable && log_index_trim(&seg->oidx) < 0) {
         rc = -1;
-    if (seg->tidx.writable && log_index_trim(&seg->tidx) < 0)
+        e = errno;
+    }
+    if (seg->tidx.writable && log_index_trim(&seg->tidx) < 0 && !rc) {
         rc = -1;
+        e = errno;
+    }
+    if (rc)
+        errno = e;
     return rc;
+}
+
+/* The final time-index entry seal added stays: it is a valid entry of an
+ * active segment too (the max timestamp so far). */
+int log_segment_unseal(log_segment_t *seg)
+{
+    if (log_index_make_writable(&seg->oidx, seg->index_bytes) < 0 ||
+        log_index_make_writable(&seg->tidx, seg->index_bytes) < 0)
+        return -1;
+    return 0;
 }
 
 int log_segment_close(log_segment_t *seg)
@@ -314,17 +358,21 @@ int log_segment_close(log_segment_t *seg)
     return rc;
 }
 
-void log_segment_delete(log_segment_t *seg)
+/* The .log goes first: once it is gone the segment is gone, whatever
+ * happens to its index files (orphans are removed at the next open). */
+int log_segment_delete(log_segment_t *seg)
 {
-    unlink(seg->path);
-    log_index_delete(&seg->oidx);
-    log_index_delete(&seg->tidx);
+    if (fault_unlink(seg->path) < 0 && errno != ENOENT)
+        return -1;
+    if (log_index_delete(&seg->oidx) < 0 || log_index_delete(&seg->tidx) < 0)
+        lg_warn("%s: cannot delete an index file: %s", seg->path, strerror(errno));
     log_segment_free(seg);
+    return 0;
 }
 
 int log_segment_flush(log_segment_t *seg)
 {
-    if (fdatasync(seg->fd) < 0)
+    if (fault_fdatasync(seg->fd) < 0)
         return -1;
     if (log_index_flush(&seg->oidx) < 0 || log_index_flush(&seg->tidx) < 0)
         return -1;
@@ -333,6 +381,11 @@ int log_segment_flush(log_segment_t *seg)
 
 /* ---- append and roll ---- */
 
+/* A failed write is undone by cutting the file back, so the segment is
+ * exactly as before (the indexes are only touched after the write). If the
+ * cut fails too, the file holds part of a batch past seg->size: readers
+ * never look there, and recovery cuts it, but the caller must not go on
+ * appending as if nothing happened (-2). */
 int log_segment_append(log_segment_t *seg, const uint8_t *batch, size_t len,
                        const log_batch_hdr_t *h, int32_t index_interval)
 {
@@ -345,16 +398,14 @@ int log_segment_append(log_segment_t *seg, const uint8_t *batch, size_t len,
         return -1;
     }
     while (done < len) {
-        ssize_t w = pwrite(seg->fd, batch + done, len - done, (off_t)(pos + (int64_t)done));
+        ssize_t w = fault_pwrite(seg->fd, batch + done, len - done, (off_t)(pos + (int64_t)done));
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             int e = w < 0 ? errno : ENOSPC;
-            /* leave no partial batch behind for a reader to trip on */
-            if (ftruncate(seg->fd, (off_t)pos) < 0)
-                e = errno;
+            int undone = fault_ftruncate(seg->fd, (off_t)pos) == 0;
             errno = e;
-            return -1;
+            return undone ? -1 : -2;
         }
         done += (size_t)w;
     }
@@ -414,7 +465,8 @@ int64_t log_segment_max_ts(log_segment_t *seg, int64_t *offset)
         log_tidx_last(&seg->tidx, &seg->max_ts, &seg->max_ts_offset);
         if (seg->max_ts < 0)
             seg->max_ts_offset = -1;
-        seg->max_ts_known = 1;
+        /* an index that could not be mapped is asked again next time */
+        seg->max_ts_known = seg->tidx.entries == 0 || seg->tidx.map != NULL;
     }
     if (offset)
         *offset = seg->max_ts_offset;
@@ -497,7 +549,7 @@ int64_t log_segment_recover(log_segment_t *seg, int32_t index_interval, int64_t 
     seg_rd_free(&rd);
     if (r < 0 && errno != EBADMSG)
         return -1;
-    if (valid < file_size && ftruncate(seg->fd, (off_t)valid) < 0)
+    if (valid < file_size && fault_ftruncate(seg->fd, (off_t)valid) < 0)
         return -1;
     seg->size = valid;
     seg->next_offset = valid > 0 ? expect : seg->base_offset;
@@ -585,7 +637,7 @@ int log_segment_truncate_to(log_segment_t *seg, int64_t offset, const log_config
     log_oidx_truncate_to(&seg->oidx, offset);
     log_tidx_truncate_to(&seg->tidx, offset);
     if (pos < seg->size) {
-        if (ftruncate(seg->fd, (off_t)pos) < 0)
+        if (fault_ftruncate(seg->fd, (off_t)pos) < 0)
             return -1;
         seg->size = pos;
     }

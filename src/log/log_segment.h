@@ -36,9 +36,15 @@ char *log_segment_file(const char *dir, int64_t base, const char *suffix);
 int log_segment_parse_name(const char *name, const char *suffix, int64_t *base);
 
 /* Creates an empty segment (truncating leftover files of that name); its
- * indexes are writable. Owned by the caller. NULL with errno on failure. */
+ * indexes are writable. Owned by the caller. NULL with errno on failure;
+ * the files it had created are removed then, and *leftover is set if the
+ * .log could not be (an empty segment at base stays on disk). */
 log_segment_t *log_segment_create(const char *dir, int64_t base,
-                                  const log_config_t *cfg, int64_t now_ms);
+                                  const log_config_t *cfg, int64_t now_ms,
+                                  int *leftover);
+/* Unlinks <base>.log, .index and .timeindex of dir where they exist.
+ * Returns 0, or -1 with errno if the .log could not be removed. */
+int log_segment_remove_files(const char *dir, int64_t base);
 /* Opens an existing segment. The active one gets writable indexes. Its
  * next_offset / max_ts are not known until log_segment_load_tail() or
  * log_segment_recover(). NULL with errno on failure. */
@@ -65,8 +71,9 @@ int64_t log_segment_position_of(log_segment_t *seg, int64_t offset);
 uint8_t *log_segment_read_bytes(log_segment_t *seg, int64_t pos, size_t len);
 
 /* Appends one batch whose header (with final offsets) is h, adding index
- * entries as Kafka does. Returns 0 or -1 with errno (the segment is left
- * as before). */
+ * entries as Kafka does. Returns 0; -1 with errno, the segment left as
+ * before; or -2 with errno when the write failed and the part of it that
+ * reached the file could not be cut off again. */
 int log_segment_append(log_segment_t *seg, const uint8_t *batch, size_t len,
                        const log_batch_hdr_t *h, int32_t index_interval);
 
@@ -99,15 +106,19 @@ int64_t log_segment_largest_ts(log_segment_t *seg);
 int log_segment_truncate_to(log_segment_t *seg, int64_t offset,
                             const log_config_t *cfg);
 /* The segment stops being active: final time index entry, trims the
- * indexes. Returns 0 or -1 with errno. */
+ * indexes. Returns 0 or -1 with errno (log_segment_unseal() undoes). */
 int log_segment_seal(log_segment_t *seg);
+/* Makes a sealed segment the active one again (a roll that failed after
+ * sealing). Returns 0 or -1 with errno. */
+int log_segment_unseal(log_segment_t *seg);
 int log_segment_flush(log_segment_t *seg);
 /* Seals (if its indexes are writable) and frees. */
 int log_segment_close(log_segment_t *seg);
 /* Frees without writing anything. */
 void log_segment_free(log_segment_t *seg);
-/* Unlinks the files and frees. */
-void log_segment_delete(log_segment_t *seg);
+/* Unlinks the files and frees. Returns 0, or -1 with errno when the .log
+ * could not be unlinked: the segment is then left as it was, open. */
+int log_segment_delete(log_segment_t *seg);
 
 /* First record with timestamp >= ts and offset >= start_offset. Returns
  * 0 found, 1 none, -1 on error. */
