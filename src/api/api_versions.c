@@ -42,8 +42,9 @@ void api_versions(api_req_t *req)
     const api_entry_t *t = api_table(&n);
 
     proto_api_versions_resp_init(&resp);
-    if (ver > 4) {
-        /* Too new for us: answer at v0 with our range for key 18 only. */
+    if (ver > 4 || ver < 0) {
+        /* Too new for us (or negative, which Kafka answers the same way):
+         * answer at v0 with our range for key 18 only. */
         req->hdr.api_version = 0;
         resp.error_code = KERR_UNSUPPORTED_VERSION;
         resp.api_keys.n = 1;

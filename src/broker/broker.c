@@ -373,9 +373,11 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     }
     if (broker_signals(b) < 0 || broker_open_logs(b) < 0)
         return -1;
-    /* Replay of __consumer_offsets starts now, in slices per loop turn;
-     * groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is loaded. */
-    if (!api_group_coord(b))
+    /* With group state on disk, its replay starts now, in slices per loop
+     * turn (groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is
+     * loaded). Without, __consumer_offsets is created on first use, as
+     * Kafka does, so that a fresh broker starts at once. */
+    if (part_topic_get(b->reg, "__consumer_offsets", 18) && !api_group_coord(b))
         lg_warn("group coordinator not available yet: will retry on first use");
     /* After every module has read its keys, so that only unknown ones are
      * reported. */

@@ -537,7 +537,8 @@ void grp_offset_put(grp_t *g, const char *topic, size_t topic_len, int32_t parti
         free(key);
     }
     /* Commits mostly repeat the metadata: keep the string when equal. */
-    if (!o->metadata || strlen(o->metadata) != md_len || memcmp(o->metadata, md, md_len)) {
+    if (!o->metadata || strlen(o->metadata) != md_len ||
+        (md_len && memcmp(o->metadata, md, md_len))) {
         free(o->metadata);
         o->metadata = xstrndup(md ? md : "", md_len);
     }

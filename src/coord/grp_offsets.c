@@ -65,7 +65,10 @@ void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
     grp_t *g = NULL;
     int16_t err = grp_commit_group(c, req, &g);
     int64_t now = grp_wall(c);
-    int64_t expire = req->retention_ms >= 0 ? now + req->retention_ms : -1;
+    /* retention_time_ms may be INT64_MAX: saturate instead of wrapping. */
+    int64_t expire = req->retention_ms < 0                    ? -1
+                     : req->retention_ms > INT64_MAX - now ? INT64_MAX
+                                                           : now + req->retention_ms;
     grp_recs_t recs;
 
     for (int i = 0; i < req->nparts; i++) {

@@ -572,7 +572,8 @@ int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t
     smap_del(&mgr->parts, key, strlen(key));
     free(part);
     mgr->dirs[d].nparts--;
-    mgr_schedule_delete(mgr, to, now_ms + delay);
+    /* file.delete.delay.ms may be INT64_MAX: saturate instead of wrapping. */
+    mgr_schedule_delete(mgr, to, delay > INT64_MAX - now_ms ? INT64_MAX : now_ms + delay);
     return 0;
 }
 

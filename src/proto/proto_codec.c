@@ -279,7 +279,7 @@ static int dec_tagged(const pctx_t *c, const proto_struct_t *st, void *m,
         uint32_t tag = rd_uvarint(rd);
         uint32_t size = rd_uvarint(rd);
         const uint8_t *data = rd_take(rd, size);
-        if (!data && size)
+        if (!data) /* also a tag or size cut short: the sticky error */
             return -1;
         for (uint16_t k = 0; k < st->nfields; k++) {
             const proto_field_t *f = &st->fields[k];

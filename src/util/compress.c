@@ -174,7 +174,7 @@ static int cz_unsnappy(cz_out_t *o, const uint8_t *in, size_t len)
     return 0;
 }
 
-static int cz_unlz4(cz_out_t *o, const uint8_t *in, size_t len)
+static int cz_unlz4_frame(cz_out_t *o, const uint8_t *in, size_t len)
 {
     /* Kafka reads only frames of independent blocks (FLG bit 5) and
      * rejects the rest; accepting them would store batches that Kafka's
@@ -210,6 +210,21 @@ static int cz_unlz4(cz_out_t *o, const uint8_t *in, size_t len)
             return -1;
     }
     return cz_check_max(o);
+}
+
+/* A context that failed on a frame is dropped, not reset: liblz4 1.9.4's
+ * LZ4F_resetDecompressionContext keeps the content size of a frame that
+ * stopped after its header, and every later frame then fails with
+ * frameSize_wrong, so one bad batch would break LZ4 for all producers. */
+static int cz_unlz4(cz_out_t *o, const uint8_t *in, size_t len)
+{
+    if (cz_unlz4_frame(o, in, len) == 0)
+        return 0;
+    if (cz_lz4d) {
+        LZ4F_freeDecompressionContext(cz_lz4d);
+        cz_lz4d = NULL;
+    }
+    return -1;
 }
 
 static int cz_unzstd(cz_out_t *o, const uint8_t *in, size_t len)
