@@ -27,6 +27,7 @@ typedef struct bench_opts_s {
     const char *compression; /* librdkafka compression.type */
     const char *dir;         /* limit-fs: directory on the data file system */
     const char *group;
+    const char *data;        /* delete-topic: the broker's data directory */
     pid_t pid;             /* broker process to sample, 0: none */
     int partitions;        /* topic's partition count */
     int pin_partition;     /* -1: partitioner; else every message goes there */
@@ -38,6 +39,7 @@ typedef struct bench_opts_s {
     int rate;              /* latency: offered messages per second */
     int drop_caches;       /* consume / limit-fs: drop the page cache first */
     int64_t fetch_bytes;   /* consume: max.partition.fetch.bytes */
+    int connections;       /* rawproduce: connections (threads) */
 } bench_opts_t;
 
 /* ---- bench_util.c ---- */
@@ -65,6 +67,7 @@ double bench_proc_mem_mb(pid_t pid, const char *field);
 /* Flushes dirty pages and, if asked and allowed, drops the page cache.
  * Returns 1 if the cache was dropped. */
 int bench_settle(int drop_caches);
+
 
 /* CPU seconds this process has used (the client's share of the machine). */
 double bench_self_cpu(void);
@@ -137,12 +140,15 @@ int bench_cmd_spawn(int argc, char **argv);
 int bench_cmd_probe(const bench_opts_t *o);
 int bench_cmd_procstat(const bench_opts_t *o);
 int bench_cmd_produce(const bench_opts_t *o);
+int bench_cmd_rawproduce(const bench_opts_t *o);
 int bench_cmd_fill(const bench_opts_t *o);
+int bench_cmd_delete(const bench_opts_t *o);
 int bench_cmd_consume(const bench_opts_t *o);
 int bench_cmd_fetch(const bench_opts_t *o);
 int bench_cmd_latency(const bench_opts_t *o);
 int bench_cmd_group(const bench_opts_t *o);
 int bench_cmd_limit_tcp(const bench_opts_t *o);
 int bench_cmd_limit_fs(const bench_opts_t *o);
+int bench_cmd_prefault(const bench_opts_t *o);
 
 #endif

@@ -1,6 +1,7 @@
 /* librdkafka plumbing shared by the workloads: configs, topics, offsets. */
 #include "bench/bench.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -102,4 +103,51 @@ void bench_watermarks(rd_kafka_t *rk, const char *topic, int part, int64_t *lo, 
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk, topic, part, lo, hi, 10000);
     if (err)
         bench_die("watermarks of %s-%d: %s", topic, part, rd_kafka_err2name(err));
+}
+
+/* Whether the data directory still has one of topic's partition
+ * directories: "<topic>-<p>" (Kafka renames it "<topic>-<p>.<id>-delete"
+ * first). */
+static int bench_topic_on_disk(const char *data, const char *topic)
+{
+    DIR *d = opendir(data);
+    struct dirent *e;
+    size_t tlen = strlen(topic);
+    int found = 0;
+    if (!d)
+        return 0;
+    while (!found && (e = readdir(d)))
+        found = !strncmp(e->d_name, topic, tlen) && e->d_name[tlen] == '-';
+    closedir(d);
+    return found;
+}
+
+/* Deletes o->topic after a produce window, so that the next one has the
+ * disk space; with --data (the broker's data directory), returns once its
+ * files are gone (20 s at most), so their memory is free again. */
+int bench_cmd_delete(const bench_opts_t *o)
+{
+    rd_kafka_t *rk = bench_new(RD_KAFKA_PRODUCER, bench_conf(o->bootstrap));
+    rd_kafka_DeleteTopic_t *dt = rd_kafka_DeleteTopic_new(o->topic);
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    size_t cnt = 0;
+    rd_kafka_DeleteTopics(rk, &dt, 1, NULL, q);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
+    if (!ev)
+        bench_die("DeleteTopics %s: no answer in 30 s", o->topic);
+    if (rd_kafka_event_error(ev))
+        bench_die("DeleteTopics %s: %s", o->topic, rd_kafka_event_error_string(ev));
+    const rd_kafka_topic_result_t **res =
+        rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &cnt);
+    rd_kafka_resp_err_t err = cnt == 1 ? rd_kafka_topic_result_error(res[0]) : RD_KAFKA_RESP_ERR__FAIL;
+    if (err)
+        bench_die("DeleteTopics %s: %s", o->topic, rd_kafka_err2name(err));
+    rd_kafka_event_destroy(ev);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_DeleteTopic_destroy(dt);
+    rd_kafka_destroy(rk);
+    double until = bench_now() + 20;
+    while (o->data && bench_topic_on_disk(o->data, o->topic) && bench_now() < until)
+        usleep(10000);
+    return 0;
 }

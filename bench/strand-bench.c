@@ -13,16 +13,20 @@ static const char bench_usage_text[] =
     "  probe       advertised API versions that the harness adapts to\n"
     "  procstat    broker CPU seconds and peak/current RSS (--pid)\n"
     "  produce     produce throughput for --seconds\n"
+    "  rawproduce  the same with prebuilt raw Produce requests on --connections\n"
     "  fill        produce --bytes (the consume workload's topic)\n"
+    "  delete-topic  DeleteTopics --topic (--data D: until its files are gone)\n"
     "  consume     read a partition from its start (--drop-caches: cold)\n"
     "  fetch       the same with raw Fetch requests (no client library)\n"
     "  latency     end-to-end latency at --rate msgs/s for --seconds\n"
     "  group       consumer-group join/rebalance/leave times\n"
     "  limit-tcp   loopback TCP transfer of --bytes\n"
     "  limit-fs    write/fsync/cold read of --bytes in --dir\n"
+    "  prefault    write and delete --bytes in --dir (the first write to memory)\n"
     "options: -b HOST:PORT  --pid PID  --topic T  --partitions N  --pin P  --auto-create\n"
     "  --size B  --acks 1|-1|all  --compression none|gzip|snappy|lz4|zstd  --seconds S\n"
-    "  --bytes N  --rate R  --drop-caches  --fetch-bytes N  --dir D  --group G\n";
+    "  --bytes N  --rate R  --drop-caches  --fetch-bytes N  --dir D  --group G\n"
+    "  --connections N  --data D\n";
 
 static void bench_usage(void)
 {
@@ -84,6 +88,10 @@ static int bench_opt(bench_opts_t *o, int argc, char **argv, int *i)
         o->fetch_bytes = atoll(v);
     else if (!strcmp(k, "--dir"))
         o->dir = v;
+    else if (!strcmp(k, "--data"))
+        o->data = v;
+    else if (!strcmp(k, "--connections"))
+        o->connections = atoi(v);
     else if (!strcmp(k, "--group"))
         o->group = v;
     else
@@ -99,9 +107,11 @@ int main(int argc, char **argv)
     } cmds[] = {
         {"probe", bench_cmd_probe},         {"procstat", bench_cmd_procstat},
         {"produce", bench_cmd_produce},     {"fill", bench_cmd_fill},
+        {"rawproduce", bench_cmd_rawproduce}, {"delete-topic", bench_cmd_delete},
         {"consume", bench_cmd_consume},     {"fetch", bench_cmd_fetch},
         {"latency", bench_cmd_latency},     {"group", bench_cmd_group},
         {"limit-tcp", bench_cmd_limit_tcp}, {"limit-fs", bench_cmd_limit_fs},
+        {"prefault", bench_cmd_prefault},
     };
     bench_opts_t o;
     if (argc < 2)

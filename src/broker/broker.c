@@ -273,6 +273,9 @@ static void broker_job_idle(net_loop_t *loop, void *data)
      * that idle clients really cost little. */
     if (trimmed >= 16)
         malloc_trim(0);
+    /* Files of deleted topics and segments go when file.delete.delay.ms has
+     * passed, as in Kafka, not minutes later at the next retention check. */
+    log_mgr_purge(b->logs, net_now_wall_ms());
     broker_every(b, 1000, broker_job_idle);
 }
 
