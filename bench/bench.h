@@ -112,6 +112,8 @@ typedef struct bench_wbuf_s {
 
 /* Blocking TCP connection with send/receive timeouts; -1 on error. */
 int bench_wire_connect(const char *host, int port, int timeout_ms);
+/* Sends (writing) or receives exactly len bytes; -1 on error or EOF. */
+int bench_io_all(int fd, void *buf, size_t len, int writing);
 /* One request (header v1, client id strand-bench) and its response on fd.
  * Returns the response after the correlation id (inside wb, valid until
  * the next call) and its length in *len, or NULL on any error. */

@@ -245,26 +245,11 @@ static void raw_request(raw_req_t *req, const bench_opts_t *o)
     req->records = (int64_t)count * parts;
 }
 
-static int raw_io(int fd, void *buf, size_t len, int writing)
-{
-    uint8_t *b = buf;
-    while (len) {
-        ssize_t n = writing ? send(fd, b, len, MSG_NOSIGNAL) : recv(fd, b, len, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        b += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Reads one response and counts its partitions' outcomes. */
 static int raw_response(raw_conn_t *c, int fd, bench_wbuf_t *wb)
 {
     uint8_t hdr[4];
-    if (raw_io(fd, hdr, 4, 0) < 0)
+    if (bench_io_all(fd, hdr, 4, 0) < 0)
         return -1;
     int32_t size = bench_get32(hdr);
     if (size < 8 || size > (16 << 20))
@@ -274,7 +259,7 @@ static int raw_response(raw_conn_t *c, int fd, bench_wbuf_t *wb)
         wb->cap = (size_t)size;
         wb->p = bench_alloc(wb->cap);
     }
-    if (raw_io(fd, wb->p, (size_t)size, 0) < 0)
+    if (bench_io_all(fd, wb->p, (size_t)size, 0) < 0)
         return -1;
     const uint8_t *r = wb->p + 4, *end = wb->p + size; /* past the correlation id */
     if (end - r < 6)
@@ -312,7 +297,7 @@ static void *raw_conn_run(void *arg)
         int more = bench_now() < c->end;
         if (more && inflight < RAW_INFLIGHT) {
             bench_put32(frame + 8, ++corr);
-            if (raw_io(fd, frame, c->req->len, 1) < 0)
+            if (bench_io_all(fd, frame, c->req->len, 1) < 0)
                 bench_die("rawproduce: connection lost");
             inflight++;
             continue;

@@ -95,7 +95,7 @@ size_t bench_put64(uint8_t *p, int64_t v)
     return 8;
 }
 
-static int bench_io_all(int fd, void *buf, size_t len, int writing)
+int bench_io_all(int fd, void *buf, size_t len, int writing)
 {
     uint8_t *p = buf;
     while (len) {

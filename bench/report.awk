@@ -128,6 +128,17 @@ function produce_section(pre, title, lim,    i, wl) {
     for (i = 1; i <= nwl; i++)
         if (index(wl = order[i], pre) == 1)
             line(label(wl), med("strand", wl, "cpu_s_per_gb"), med("kafka", wl, "cpu_s_per_gb"), "")
+    head("  cores the broker kept busy (of 2, shared with the client)", "workload", 0)
+    for (i = 1; i <= nwl; i++)
+        if (index(wl = order[i], pre) == 1)
+            line(label(wl), cores("strand", wl), cores("kafka", wl), "")
+}
+
+# Broker CPU seconds per second of a produce window, from the medians.
+function cores(b, wl,    c, r) {
+    c = med(b, wl, "cpu_s_per_mmsg")
+    r = med(b, wl, "msgs_per_s")
+    return c == "" || r == "" ? "" : c * r / 1e6
 }
 
 function produce_tables(    lim) {
