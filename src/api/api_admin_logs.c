@@ -3,7 +3,7 @@
 #include <sys/statvfs.h>
 
 #include "api/api_admin.h"
-#include "api/kerr.h"
+#include "api/api_util.h"
 
 /* ---- DeleteRecords ---- */
 
@@ -55,12 +55,13 @@ void api_delete_records(api_req_t *req)
         for (int32_t j = 0; j < tr->partitions.n; j++) {
             const proto_delete_records_req_delete_records_partition_t *rp = &rt->partitions.v[j];
             proto_delete_records_resp_delete_records_partition_result_t *pr = &tr->partitions.v[j];
-            part_t *part = topic ? part_get(topic, rp->partition_index) : NULL;
+            part_t *part;
             proto_delete_records_resp_delete_records_partition_result_init(pr);
             pr->partition_index = rp->partition_index;
             pr->low_watermark = -1;
-            pr->error_code = part ? api_dr_one(req, part, rp->offset, &pr->low_watermark)
-                                  : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            pr->error_code = api_part_online(topic, rp->partition_index, &part);
+            if (part)
+                pr->error_code = api_dr_one(req, part, rp->offset, &pr->low_watermark);
         }
     }
     API_REPLY(req, delete_records, &resp);
@@ -88,7 +89,11 @@ static int api_ld_wanted(const proto_describe_log_dirs_req_t *r, const topic_t *
     return 0;
 }
 
-/* The partitions of one log dir, grouped by topic. */
+/* The partitions of one log dir, grouped by topic. An offline log is left
+ * out: Kafka lists only the logs it can serve (an offline log dir of its
+ * own is answered KAFKA_STORAGE_ERROR with no topics). Strand takes a
+ * single log offline, not its dir, so the dir and its other partitions
+ * are still described. */
 static void api_ld_dir(api_req_t *req, const proto_describe_log_dirs_req_t *r, int d,
                        api_ld_res_t *res)
 {
@@ -106,7 +111,7 @@ static void api_ld_dir(api_req_t *req, const proto_describe_log_dirs_req_t *r, i
                                        sizeof(*t->partitions.v));
         for (int32_t p = 0; p < topic->nparts; p++) {
             part_t *part = topic->parts[p];
-            if (!part || log_mgr_dir_of(reg->logs, topic->name, p) != d ||
+            if (part_offline(part) || log_mgr_dir_of(reg->logs, topic->name, p) != d ||
                 !api_ld_wanted(r, topic, p))
                 continue;
             proto_describe_log_dirs_resp_describe_log_dirs_partition_t *pp =

@@ -277,7 +277,8 @@ static void api_dt_one(api_req_t *req, proto_str_t name, const uint8_t id[16], a
     res->name = api_admin_msg(req, topic->name);
     memcpy(res->topic_id.b, topic->id, 16);
     if ((e = part_topic_delete(reg, topic, req->now_ms)))
-        api_dt_fail(req, res, e, "Cannot write the metadata log");
+        api_dt_fail(req, res, e,
+                    part_meta_offline(reg) ? PART_META_OFFLINE_MSG : "Cannot write the metadata log");
     else /* Kafka drops a deleted topic's committed offsets (res->name is a copy). */
         api_group_topic_deleted(req->b, res->name.p, (size_t)res->name.len);
 }

@@ -115,7 +115,8 @@ static void api_fetch_one(api_fetch_t *f, const api_fitem_t *it, api_fpart_t *fp
                           int64_t *budget, size_t *bytes)
 {
     topic_t *topic = api_fetch_topic(f, it);
-    part_t *part = topic ? part_get(topic, it->partition) : NULL;
+    part_t *part;
+    int16_t err = api_part_online(topic, it->partition, &part);
     proto_fetch_resp_partition_data_t *pd = &fp->pd;
 
     proto_fetch_resp_partition_data_init(pd);
@@ -127,9 +128,10 @@ static void api_fetch_one(api_fetch_t *f, const api_fitem_t *it, api_fpart_t *fp
         pd->aborted_transactions.n = -1;
         pd->aborted_transactions.v = NULL;
     }
-    if (!part) {
-        api_fetch_error(pd, topic || f->req->hdr.api_version < 13 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
-                                                                  : KERR_UNKNOWN_TOPIC_ID);
+    if (!topic && f->req->hdr.api_version >= 13) {
+        api_fetch_error(pd, KERR_UNKNOWN_TOPIC_ID);
+    } else if (err) {
+        api_fetch_error(pd, err);
     } else {
         api_fetch_read(f, part, it, pd, budget, bytes);
     }

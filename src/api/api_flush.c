@@ -90,6 +90,7 @@ void api_flush_run(broker_t *b)
         if (!part || log_flush(part->log, now) == 0)
             continue;
         lg_error("%s-%d: flush failed: %s", topic->name, part->index, strerror(errno));
+        part_notify(part); /* now offline: waiting fetches answer at once */
         failed = xrealloc(failed, (size_t)(nfailed + 1) * sizeof(*failed));
         failed[nfailed++] = fl->parts[i];
     }

@@ -127,19 +127,22 @@ typedef struct api_fc_s {
     proto_str_t message;
 } api_fc_t;
 
-/* One key. Groups are ours; transactions would be too, but there is no
- * transaction coordinator yet, so they get what Kafka answers while its
- * coordinator is unavailable. Error messages as Kafka's: v0-3 give the
- * error's text ("NONE" on success), v4+ an empty one except for a
- * malformed key type. */
-static void api_fc_one(api_req_t *req, int8_t key_type, api_fc_t *out)
+/* One key. Groups are ours, unless their __consumer_offsets partition is
+ * offline (Kafka finds no leader for it); transactions would be too, but
+ * there is no transaction coordinator yet, so they get what Kafka answers
+ * while its coordinator is unavailable. Error messages as Kafka's: v0-3
+ * give the error's text ("NONE" on success), v4+ an empty one except for
+ * a malformed key type. */
+static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_t *out)
 {
     int v4 = req->hdr.api_version >= 4;
+    grp_coord_t *c = key_type == 0 ? api_group_coord(req->b) : NULL;
+    char *group = api_cstr(req, key);
     memset(out, 0, sizeof(*out));
     out->node_id = -1;
     out->port = -1;
     out->host = PROTO_STR("");
-    if (key_type == 0 && api_group_coord(req->b)) {
+    if (c && !grp_find_coordinator(c, group ? group : "")) {
         const char *host;
         int port;
         broker_advertised(req->b, &host, &port);
@@ -170,7 +173,7 @@ void api_find_coordinator(api_req_t *req)
     }
     proto_find_coordinator_resp_init(&resp);
     if (req->hdr.api_version < 4) {
-        api_fc_one(req, r.key_type, &fc);
+        api_fc_one(req, r.key_type, r.key, &fc);
         resp.error_code = fc.error;
         resp.error_message = fc.message;
         resp.node_id = fc.node_id;
@@ -184,7 +187,7 @@ void api_find_coordinator(api_req_t *req)
     resp.coordinators.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.coordinators.v));
     for (int32_t i = 0; i < n; i++) {
         proto_find_coordinator_resp_coordinator_t *co = &resp.coordinators.v[i];
-        api_fc_one(req, r.key_type, &fc);
+        api_fc_one(req, r.key_type, r.coordinator_keys.v[i], &fc);
         proto_find_coordinator_resp_coordinator_init(co);
         co->key = r.coordinator_keys.v[i];
         co->node_id = fc.node_id;

@@ -10,19 +10,67 @@
 #include "api/api_util.h"
 #include "api/kerr.h"
 
+/* Kafka looks in its metadata only: a partition that is offline here
+ * still exists, and commits for it are taken. */
 static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition)
 {
-    return api_part(req, topic, partition) ? KERR_NONE : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    part_t *part;
+    int16_t err = api_part_online_by_name(req, topic, partition, &part);
+    return err == KERR_KAFKA_STORAGE_ERROR ? KERR_NONE : err;
 }
 
 /* ---- OffsetCommit ---- */
 
-static int32_t api_commit_count(const proto_offset_commit_req_t *r)
+/* The request's partitions, flattened topic by topic as the coordinator
+ * takes them; those of unknown topics (or all, with no coordinator) carry
+ * their error already. *n gets the count. */
+static grp_commit_part_t *api_commit_parts(api_req_t *req, const proto_offset_commit_req_t *r,
+                                           bool coord, int32_t *n)
 {
-    int32_t n = 0;
+    int16_t ver = req->hdr.api_version;
+    int32_t k = 0;
+    grp_commit_part_t *parts;
+
+    *n = 0;
     for (int32_t i = 0; i < r->topics.n; i++)
-        n += r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
-    return n;
+        *n += r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
+    parts = arena_calloc(req->arena, (size_t)*n + 1, sizeof(*parts));
+    for (int32_t i = 0; i < r->topics.n; i++)
+        for (int32_t j = 0; j < r->topics.v[i].partitions.n; j++, k++) {
+            const proto_offset_commit_req_offset_commit_request_partition_t *p =
+                &r->topics.v[i].partitions.v[j];
+            parts[k].topic = r->topics.v[i].name;
+            parts[k].partition = p->partition_index;
+            parts[k].offset = p->committed_offset;
+            parts[k].leader_epoch = ver >= 6 ? p->committed_leader_epoch : -1;
+            parts[k].metadata = p->committed_metadata;
+            parts[k].error = coord ? api_group_part_check(req, parts[k].topic, parts[k].partition)
+                                   : KERR_COORDINATOR_NOT_AVAILABLE;
+        }
+    return parts;
+}
+
+/* The answer: the request's topics in order, each partition with the
+ * error its flattened entry got. */
+static void api_commit_answer(api_req_t *req, const proto_offset_commit_req_t *r,
+                              const grp_commit_part_t *parts, proto_offset_commit_resp_t *resp)
+{
+    int32_t k = 0;
+
+    resp->topics.n = r->topics.n < 0 ? 0 : r->topics.n;
+    resp->topics.v = arena_calloc(req->arena, (size_t)resp->topics.n + 1, sizeof(*resp->topics.v));
+    for (int32_t i = 0; i < resp->topics.n; i++) {
+        proto_offset_commit_resp_offset_commit_response_topic_t *t = &resp->topics.v[i];
+        int32_t np = r->topics.v[i].partitions.n < 0 ? 0 : r->topics.v[i].partitions.n;
+        proto_offset_commit_resp_offset_commit_response_topic_init(t);
+        t->name = r->topics.v[i].name;
+        t->partitions.n = np;
+        t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
+        for (int32_t j = 0; j < np; j++, k++) {
+            t->partitions.v[j].partition_index = parts[k].partition;
+            t->partitions.v[j].error_code = parts[k].error;
+        }
+    }
 }
 
 void api_offset_commit(api_req_t *req)
@@ -30,6 +78,7 @@ void api_offset_commit(api_req_t *req)
     proto_offset_commit_req_t r;
     proto_offset_commit_resp_t resp;
     int16_t ver = req->hdr.api_version;
+    int32_t n;
 
     proto_offset_commit_req_init(&r);
     if (proto_offset_commit_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
@@ -37,20 +86,7 @@ void api_offset_commit(api_req_t *req)
         return;
     }
     grp_coord_t *c = api_group_coord(req->b);
-    int32_t n = api_commit_count(&r), k = 0;
-    grp_commit_part_t *parts = arena_calloc(req->arena, (size_t)n + 1, sizeof(*parts));
-    for (int32_t i = 0; i < r.topics.n; i++)
-        for (int32_t j = 0; j < r.topics.v[i].partitions.n; j++, k++) {
-            proto_offset_commit_req_offset_commit_request_partition_t *p =
-                &r.topics.v[i].partitions.v[j];
-            parts[k].topic = r.topics.v[i].name;
-            parts[k].partition = p->partition_index;
-            parts[k].offset = p->committed_offset;
-            parts[k].leader_epoch = ver >= 6 ? p->committed_leader_epoch : -1;
-            parts[k].metadata = p->committed_metadata;
-            parts[k].error = c ? api_group_part_check(req, parts[k].topic, parts[k].partition)
-                               : KERR_COORDINATOR_NOT_AVAILABLE;
-        }
+    grp_commit_part_t *parts = api_commit_parts(req, &r, c != NULL, &n);
     if (c) {
         grp_commit_req_t cr = {
             .group_id = api_cstr(req, r.group_id),
@@ -67,21 +103,7 @@ void api_offset_commit(api_req_t *req)
         grp_commit(c, &cr);
     }
     proto_offset_commit_resp_init(&resp);
-    resp.topics.n = r.topics.n < 0 ? 0 : r.topics.n;
-    resp.topics.v = arena_calloc(req->arena, (size_t)resp.topics.n + 1, sizeof(*resp.topics.v));
-    k = 0;
-    for (int32_t i = 0; i < resp.topics.n; i++) {
-        proto_offset_commit_resp_offset_commit_response_topic_t *t = &resp.topics.v[i];
-        int32_t np = r.topics.v[i].partitions.n < 0 ? 0 : r.topics.v[i].partitions.n;
-        proto_offset_commit_resp_offset_commit_response_topic_init(t);
-        t->name = r.topics.v[i].name;
-        t->partitions.n = np;
-        t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
-        for (int32_t j = 0; j < np; j++, k++) {
-            t->partitions.v[j].partition_index = parts[k].partition;
-            t->partitions.v[j].error_code = parts[k].error;
-        }
-    }
+    api_commit_answer(req, &r, parts, &resp);
     API_REPLY(req, offset_commit, &resp);
 }
 
@@ -301,10 +323,55 @@ void api_offset_fetch(api_req_t *req)
 
 /* ---- OffsetDelete ---- */
 
+/* The request's partitions, flattened topic by topic as the coordinator
+ * takes them; those of unknown topics carry their error already. */
+static grp_offset_del_t *api_odel_parts(api_req_t *req, const proto_offset_delete_req_t *r,
+                                        int32_t *n)
+{
+    int32_t k = 0;
+    grp_offset_del_t *parts;
+
+    *n = 0;
+    for (int32_t i = 0; i < r->topics.n; i++)
+        *n += r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
+    parts = arena_calloc(req->arena, (size_t)*n + 1, sizeof(*parts));
+    for (int32_t i = 0; i < r->topics.n; i++)
+        for (int32_t j = 0; j < r->topics.v[i].partitions.n; j++, k++) {
+            parts[k].topic = r->topics.v[i].name;
+            parts[k].partition = r->topics.v[i].partitions.v[j].partition_index;
+            parts[k].error = api_group_part_check(req, parts[k].topic, parts[k].partition);
+        }
+    return parts;
+}
+
+/* The answer of a group without error: the request's topics in order,
+ * each partition with the error its flattened entry got. */
+static void api_odel_answer(api_req_t *req, const proto_offset_delete_req_t *r,
+                            const grp_offset_del_t *parts, proto_offset_delete_resp_t *resp)
+{
+    int32_t k = 0;
+
+    resp->topics.n = r->topics.n < 0 ? 0 : r->topics.n;
+    resp->topics.v = arena_calloc(req->arena, (size_t)resp->topics.n + 1, sizeof(*resp->topics.v));
+    for (int32_t i = 0; i < resp->topics.n; i++) {
+        proto_offset_delete_resp_offset_delete_response_topic_t *t = &resp->topics.v[i];
+        int32_t np = r->topics.v[i].partitions.n < 0 ? 0 : r->topics.v[i].partitions.n;
+        proto_offset_delete_resp_offset_delete_response_topic_init(t);
+        t->name = r->topics.v[i].name;
+        t->partitions.n = np;
+        t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
+        for (int32_t j = 0; j < np; j++, k++) {
+            t->partitions.v[j].partition_index = parts[k].partition;
+            t->partitions.v[j].error_code = parts[k].error;
+        }
+    }
+}
+
 void api_offset_delete(api_req_t *req)
 {
     proto_offset_delete_req_t r;
     proto_offset_delete_resp_t resp;
+    int32_t n;
 
     proto_offset_delete_req_init(&r);
     if (proto_offset_delete_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -313,35 +380,11 @@ void api_offset_delete(api_req_t *req)
         return;
     }
     grp_coord_t *c = api_group_coord(req->b);
-    int32_t n = 0, k = 0;
-    for (int32_t i = 0; i < r.topics.n; i++)
-        n += r.topics.v[i].partitions.n > 0 ? r.topics.v[i].partitions.n : 0;
-    grp_offset_del_t *parts = arena_calloc(req->arena, (size_t)n + 1, sizeof(*parts));
-    for (int32_t i = 0; i < r.topics.n; i++)
-        for (int32_t j = 0; j < r.topics.v[i].partitions.n; j++, k++) {
-            parts[k].topic = r.topics.v[i].name;
-            parts[k].partition = r.topics.v[i].partitions.v[j].partition_index;
-            parts[k].error = api_group_part_check(req, parts[k].topic, parts[k].partition);
-        }
+    grp_offset_del_t *parts = api_odel_parts(req, &r, &n);
     proto_offset_delete_resp_init(&resp);
     resp.error_code = c ? grp_offset_delete(c, api_cstr(req, r.group_id), parts, n)
                         : KERR_COORDINATOR_NOT_AVAILABLE;
-    if (!resp.error_code) {
-        resp.topics.n = r.topics.n < 0 ? 0 : r.topics.n;
-        resp.topics.v = arena_calloc(req->arena, (size_t)resp.topics.n + 1, sizeof(*resp.topics.v));
-        k = 0;
-        for (int32_t i = 0; i < resp.topics.n; i++) {
-            proto_offset_delete_resp_offset_delete_response_topic_t *t = &resp.topics.v[i];
-            int32_t np = r.topics.v[i].partitions.n < 0 ? 0 : r.topics.v[i].partitions.n;
-            proto_offset_delete_resp_offset_delete_response_topic_init(t);
-            t->name = r.topics.v[i].name;
-            t->partitions.n = np;
-            t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
-            for (int32_t j = 0; j < np; j++, k++) {
-                t->partitions.v[j].partition_index = parts[k].partition;
-                t->partitions.v[j].error_code = parts[k].error;
-            }
-        }
-    }
+    if (!resp.error_code)
+        api_odel_answer(req, &r, parts, &resp);
     API_REPLY(req, offset_delete, &resp);
 }

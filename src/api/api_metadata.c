@@ -12,6 +12,32 @@ static int32_t *api_md_self(api_req_t *req)
     return v;
 }
 
+/* One partition. An offline one (part_offline) is shown as Kafka 4.4's
+ * controller leaves it once the broker has reported the log dir offline:
+ * no leader (LEADER_NOT_AVAILABLE, leader -1) at the next leader epoch,
+ * the replica listed in offline_replicas and, with eligible leader
+ * replicas on (the default of a new 4.x cluster), out of the ISR. The
+ * epoch is not kept: the restart that brings the log back takes it. */
+static void api_md_fill_part(proto_metadata_resp_metadata_response_partition_t *p,
+                             const part_t *part, int32_t *self)
+{
+    p->replica_nodes.n = p->isr_nodes.n = 1;
+    p->replica_nodes.v = p->isr_nodes.v = self;
+    p->offline_replicas.n = 0;
+    if (!part_offline(part)) {
+        p->leader_id = *self;
+        p->leader_epoch = part->leader_epoch;
+        return;
+    }
+    p->error_code = KERR_LEADER_NOT_AVAILABLE;
+    p->leader_id = -1;
+    if (part)
+        p->leader_epoch = part->leader_epoch + 1;
+    p->isr_nodes.n = 0;
+    p->offline_replicas.n = 1;
+    p->offline_replicas.v = self;
+}
+
 static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_response_topic_t *t,
                               topic_t *topic, int with_ops)
 {
@@ -25,23 +51,9 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     t->partitions.n = topic->nparts;
     t->partitions.v = arena_calloc(req->arena, (size_t)topic->nparts, sizeof(*t->partitions.v));
     for (int32_t i = 0; i < topic->nparts; i++) {
-        proto_metadata_resp_metadata_response_partition_t *p = &t->partitions.v[i];
-        part_t *part = topic->parts[i];
-        proto_metadata_resp_metadata_response_partition_init(p);
-        p->partition_index = i;
-        p->replica_nodes.n = p->isr_nodes.n = 1;
-        p->replica_nodes.v = p->isr_nodes.v = self;
-        p->offline_replicas.n = 0;
-        if (part) {
-            p->leader_id = *self;
-            p->leader_epoch = part->leader_epoch;
-        } else {
-            p->error_code = KERR_LEADER_NOT_AVAILABLE;
-            p->leader_id = -1;
-            p->isr_nodes.n = 0;
-            p->offline_replicas.n = 1;
-            p->offline_replicas.v = self;
-        }
+        proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
+        t->partitions.v[i].partition_index = i;
+        api_md_fill_part(&t->partitions.v[i], topic->parts[i], self);
     }
 }
 

@@ -95,12 +95,12 @@ void api_list_offsets(api_req_t *req)
         for (int32_t j = 0; j < tr->partitions.n; j++) {
             proto_list_offsets_req_list_offsets_partition_t *rp = &rt->partitions.v[j];
             proto_list_offsets_resp_list_offsets_partition_response_t *pr = &tr->partitions.v[j];
-            part_t *part = api_part(req, rt->name, rp->partition_index);
+            part_t *part;
             proto_list_offsets_resp_list_offsets_partition_response_init(pr);
             pr->partition_index = rp->partition_index;
-            if (!part)
-                pr->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            else
+            /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
+            pr->error_code = api_part_online_by_name(req, rt->name, rp->partition_index, &part);
+            if (part)
                 api_lo_part(req, part, r.isolation_level, rp, pr);
         }
     }
@@ -134,13 +134,12 @@ void api_offset_for_leader_epoch(api_req_t *req)
             proto_offset_for_leader_epoch_req_offset_for_leader_partition_t *rp =
                 &rt->partitions.v[j];
             proto_offset_for_leader_epoch_resp_epoch_end_offset_t *pr = &tr->partitions.v[j];
-            part_t *part = api_part(req, rt->topic, rp->partition);
+            part_t *part;
             proto_offset_for_leader_epoch_resp_epoch_end_offset_init(pr);
             pr->partition = rp->partition;
-            if (!part) {
-                pr->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            pr->error_code = api_part_online_by_name(req, rt->topic, rp->partition, &part);
+            if (!part)
                 continue;
-            }
             pr->error_code = api_check_epoch(part, rp->current_leader_epoch);
             if (!pr->error_code)
                 log_epoch_end_offset(part->log, rp->leader_epoch, &pr->end_offset,

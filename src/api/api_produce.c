@@ -61,8 +61,11 @@ static void api_produce_flushed(api_flush_waiter_t *w, const api_flush_fail_t *f
         for (int j = 0; j < nfailed; j++)
             if (pw->ent[i].partition == failed[j].partition &&
                 !memcmp(pw->ent[i].topic_id, failed[j].topic_id, 16)) {
+                /* An error carries no offsets, as Kafka answers it. */
                 pw->ent[i].pr->error_code = KERR_KAFKA_STORAGE_ERROR;
                 pw->ent[i].pr->base_offset = -1;
+                pw->ent[i].pr->log_append_time_ms = -1;
+                pw->ent[i].pr->log_start_offset = -1;
             }
     if (ac && ac->pending == pw)
         ac->pending = NULL;
@@ -146,8 +149,13 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
     else if (!err)
         err = log_append(part->log, batch, blen, part->leader_epoch, req->now_ms, &res);
     buf_free(&rebuilt);
-    if (err)
+    if (err) {
+        /* Fetches waiting on a log that just went offline answer now, as
+         * Kafka's DelayedFetch completes on an offline partition. */
+        if (part_offline(part))
+            part_notify(part);
         return err;
+    }
     pr->base_offset = res.base_offset;
     pr->log_append_time_ms = res.log_append_time;
     pr->log_start_offset = res.log_start_offset;
@@ -176,11 +184,11 @@ static void api_produce_topic(api_req_t *req, int16_t acks,
         proto_produce_resp_partition_produce_response_t *pr = &tr->partition_responses.v[j];
         proto_produce_resp_partition_produce_response_init(pr);
         pr->index = pd->index;
-        part_t *part = topic ? part_get(topic, pd->index) : NULL;
-        int16_t err = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-        if (part && api_internal_topic(td->name))
+        part_t *part;
+        int16_t err = api_part_online(topic, pd->index, &part);
+        if (err != KERR_UNKNOWN_TOPIC_OR_PARTITION && api_internal_topic(td->name))
             err = KERR_INVALID_TOPIC_EXCEPTION; /* clients may not write there */
-        else if (part && acks != 0 && acks != 1 && acks != -1)
+        else if (err != KERR_UNKNOWN_TOPIC_OR_PARTITION && acks != 0 && acks != 1 && acks != -1)
             err = KERR_INVALID_REQUIRED_ACKS;
         else if (part)
             err = api_produce_one(req, acks, part, &pd->records, pr, pw);

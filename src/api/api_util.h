@@ -32,13 +32,29 @@ static inline int api_internal_topic(proto_str_t n)
            (n.len == 19 && !memcmp(n.p, "__transaction_state", 19));
 }
 
-/* Looks a partition up by topic name. */
-static inline part_t *api_part(api_req_t *req, proto_str_t topic, int32_t index)
+/* The partition of a request that touches its log, found as Kafka's
+ * ReplicaManager.getPartitionOrError finds it: UNKNOWN_TOPIC_OR_PARTITION
+ * when topic (may be NULL) has no such partition, KAFKA_STORAGE_ERROR when
+ * its log is offline here (part_offline), else 0 with *part set. Kafka
+ * checks this before anything else about the partition (leader epoch,
+ * offsets, the records), so callers do too. */
+static inline int16_t api_part_online(topic_t *topic, int32_t index, part_t **part)
 {
-    if (topic.len < 0)
-        return NULL;
-    topic_t *t = part_topic_get(req->b->reg, topic.p, (size_t)topic.len);
-    return t ? part_get(t, index) : NULL;
+    *part = NULL;
+    if (!topic || index < 0 || index >= topic->nparts)
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (part_offline(topic->parts[index]))
+        return KERR_KAFKA_STORAGE_ERROR;
+    *part = topic->parts[index];
+    return KERR_NONE;
+}
+
+/* api_part_online with the topic looked up by name. */
+static inline int16_t api_part_online_by_name(api_req_t *req, proto_str_t topic, int32_t index,
+                                              part_t **part)
+{
+    topic_t *t = topic.len < 0 ? NULL : part_topic_get(req->b->reg, topic.p, (size_t)topic.len);
+    return api_part_online(t, index, part);
 }
 
 #endif

@@ -199,10 +199,23 @@ int16_t grp_validate_id(grp_coord_t *c, const char *id, bool allow_empty)
 {
     if (!id || (!allow_empty && !*id))
         return GRP_ERR_INVALID_GROUP_ID;
-    if (c->nloading &&
-        c->loading[grp_rec_partition_for(id, strlen(id), c->cfg.num_partitions)])
+    int32_t part = grp_rec_partition_for(id, strlen(id), c->cfg.num_partitions);
+    if (grp_part_offline(c, part))
+        return GRP_ERR_NOT_COORDINATOR;
+    if (c->nloading && c->loading[part])
         return GRP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
     return GRP_ERR_NONE;
+}
+
+bool grp_part_offline(const grp_coord_t *c, int32_t part)
+{
+    return c->env.offline && c->env.offline(c->env.ctx, part);
+}
+
+int16_t grp_find_coordinator(grp_coord_t *c, const char *group_id)
+{
+    int32_t part = grp_rec_partition_for(group_id, strlen(group_id), c->cfg.num_partitions);
+    return grp_part_offline(c, part) ? GRP_ERR_COORDINATOR_NOT_AVAILABLE : GRP_ERR_NONE;
 }
 
 grp_t *grp_next(grp_coord_t *c, size_t *pos)
@@ -210,7 +223,7 @@ grp_t *grp_next(grp_coord_t *c, size_t *pos)
     void *v;
     while (smap_next(&c->groups, pos, NULL, NULL, &v)) {
         grp_t *g = v;
-        if (g->state != GRP_DEAD && !c->loading[g->part])
+        if (g->state != GRP_DEAD && !c->loading[g->part] && !grp_part_offline(c, g->part))
             return g;
     }
     return NULL;

@@ -106,6 +106,9 @@ typedef struct grp_env_s {
     /* Appends recs to partition `part` of __consumer_offsets, all or
      * nothing. Returns 0 or a Kafka error code. */
     int16_t (*store)(void *ctx, int32_t part, const grp_recs_t *recs);
+    /* true when partition `part` of __consumer_offsets is offline (its
+     * log failed, see partition/part.h part_offline). NULL: never. */
+    bool (*offline)(void *ctx, int32_t part);
 } grp_env_t;
 
 typedef struct grp_config_s {
@@ -277,6 +280,20 @@ int grp_load_record(grp_coord_t *c, int32_t part, const uint8_t *key, int32_t ke
 void grp_load_end(grp_coord_t *c, int32_t part);
 bool grp_part_loading(const grp_coord_t *c, int32_t part);
 
+/* ---- offline partitions ----
+ *
+ * When a partition of __consumer_offsets goes offline, Kafka's controller
+ * leaves it without a leader and the coordinator unloads its groups: they
+ * are not listed, FindCoordinator answers COORDINATOR_NOT_AVAILABLE for
+ * them and every other group API NOT_COORDINATOR, until the partition is
+ * back (here: after a restart). The groups stay in memory, untouched by
+ * requests; timers still run, and whatever they would write fails. */
+
+bool grp_part_offline(const grp_coord_t *c, int32_t part);
+/* FindCoordinator for one group: 0, or COORDINATOR_NOT_AVAILABLE while
+ * the group's partition is offline. */
+int16_t grp_find_coordinator(grp_coord_t *c, const char *group_id);
+
 /* ---- the group APIs ---- */
 
 typedef struct grp_join_req_s {
@@ -386,13 +403,15 @@ int16_t grp_offset_delete(grp_coord_t *c, const char *group_id, grp_offset_del_t
 
 /* ---- admin ---- */
 
-/* DeleteGroups, one group: 0, INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS,
- * GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, or a store error. */
+/* DeleteGroups, one group: 0, INVALID_GROUP_ID, NOT_COORDINATOR,
+ * COORDINATOR_LOAD_IN_PROGRESS, GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP, or a
+ * store error. */
 int16_t grp_delete(grp_coord_t *c, const char *group_id);
 /* DescribeGroups: 0 with *grp (NULL when the group does not exist), or
- * INVALID_GROUP_ID, COORDINATOR_LOAD_IN_PROGRESS. */
+ * INVALID_GROUP_ID, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS. */
 int16_t grp_describe(grp_coord_t *c, const char *group_id, grp_t **grp);
-/* Iteration over live (not Dead) groups: start with *pos = 0. */
+/* Iteration over live (not Dead) groups of partitions that are loaded
+ * and online: start with *pos = 0. */
 grp_t *grp_next(grp_coord_t *c, size_t *pos);
 /* 1 while some partition is still loading (ListGroups). */
 bool grp_loading(const grp_coord_t *c);

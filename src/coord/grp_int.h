@@ -38,7 +38,8 @@ grp_t *grp_create(grp_coord_t *c, const char *id);
 void grp_destroy(grp_coord_t *c, grp_t *g);
 void grp_transition(grp_coord_t *c, grp_t *g, grp_state_t to);
 /* INVALID_GROUP_ID for NULL (or, unless allow_empty, ""), then
- * COORDINATOR_LOAD_IN_PROGRESS while the group's partition loads. */
+ * NOT_COORDINATOR while the group's partition is offline, then
+ * COORDINATOR_LOAD_IN_PROGRESS while it loads. */
 int16_t grp_validate_id(grp_coord_t *c, const char *id, bool allow_empty);
 
 /* A copy owned by the caller (free()), never NULL even for len 0. */

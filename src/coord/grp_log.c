@@ -210,6 +210,16 @@ static part_t *grp_log_part(grp_log_t *h, int32_t p)
     return t ? part_get(t, p) : NULL;
 }
 
+/* A partition whose log failed (or whose log dir is gone) stays offline
+ * until restart; the coordinator then treats its groups as Kafka's treats
+ * the groups of a partition it no longer leads. */
+static bool grp_log_offline(void *ctx, int32_t p)
+{
+    grp_log_t *h = ctx;
+    topic_t *t = part_topic_get(h->reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
+    return t && p >= 0 && p < t->nparts && part_offline(t->parts[p]);
+}
+
 /* ---- compaction ----
  *
  * Kafka compacts __consumer_offsets; the log layer does not compact yet,
@@ -329,10 +339,18 @@ static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
     free(r);
     if (err)
         return err;
-    part_appended(part);
     if (log_unflushed_messages(part->log) >= part->topic->cfg.flush_messages &&
-        log_flush(part->log, now) < 0)
+        log_flush(part->log, now) < 0) {
+        /* As in Kafka, whose append fails when its flush does: nothing is
+         * applied, and the records are taken back out of the log (now
+         * offline, see grp_log_offline). */
         lg_error("%s-%d: flush failed: %s", GRP_LOG_TOPIC, p, strerror(errno));
+        if (log_truncate_to(part->log, res.base_offset) < 0)
+            lg_error("%s-%d: cannot remove the unflushed records: %s", GRP_LOG_TOPIC, p,
+                     strerror(errno));
+        return GRP_ERR_KAFKA_STORAGE_ERROR;
+    }
+    part_appended(part);
     part_notify(part);
     grp_log_compact_check(h, part);
     return GRP_ERR_NONE;
@@ -508,7 +526,7 @@ grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_confi
     grp_log_t *h = xcalloc(1, sizeof(*h));
     grp_config_t gc = cfg->grp;
     grp_env_t env = {h, grp_log_now, grp_log_wall, grp_log_timer_add, grp_log_timer_cancel,
-                     grp_log_random, grp_log_store};
+                     grp_log_random, grp_log_store, grp_log_offline};
 
     h->loop = loop;
     h->reg = reg;

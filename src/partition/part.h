@@ -147,6 +147,17 @@ int16_t part_topic_add_partitions(part_reg_t *reg, topic_t *topic, int32_t count
 int16_t part_topic_alter_configs(part_reg_t *reg, topic_t *topic, const part_kv_t *kv, int nkv,
                                  int replace, int validate_only, int64_t now_ms, char *err,
                                  size_t errlen);
+/* 1 when the metadata log is offline: its fsync failed (see "When the
+ * disk fails" in log/log.h), so no topic, partition or config can change
+ * until a restart recovers it. Kafka halts a node whose metadata log dir
+ * fails; Strand keeps serving the topics it has, and the functions above
+ * that change them answer KAFKA_STORAGE_ERROR (56) with this message,
+ * without creating or touching any partition log. */
+int part_meta_offline(const part_reg_t *reg);
+#define PART_META_OFFLINE_MSG                                                                     \
+    "The metadata log is offline after a disk failure: topics and configs cannot change until "  \
+    "the broker is restarted."
+
 /* The topic's dynamic configs (owned by the image; valid until the next
  * change), or NULL when it has none. */
 const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic);
@@ -157,6 +168,18 @@ topic_t *part_topic_next(part_reg_t *reg, size_t *pos);
 static inline part_t *part_get(topic_t *topic, int32_t index)
 {
     return index >= 0 && index < topic->nparts ? topic->parts[index] : NULL;
+}
+
+/* 1 when this node cannot serve the partition because its log is offline
+ * (a failed fsync, see "When the disk fails" in log/log.h) until restart.
+ * Kafka's ReplicaManager holds such a partition as HostedPartition.Offline:
+ * the APIs that touch its log answer KAFKA_STORAGE_ERROR, and the
+ * controller takes its only replica out of leadership (leader -1). A
+ * partition whose log dir is gone at start-up has no part_t at all
+ * (topic->parts[i] NULL) and counts as offline too. */
+static inline int part_offline(const part_t *part)
+{
+    return !part || log_offline(part->log);
 }
 
 /* One replica: everything appended is committed. */

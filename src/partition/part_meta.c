@@ -289,6 +289,19 @@ static int part_new_id(part_reg_t *reg, uint8_t id[16])
     return 0;
 }
 
+int part_meta_offline(const part_reg_t *reg)
+{
+    return log_offline(reg->meta->log);
+}
+
+/* Why a metadata change failed, in err; returns e. */
+static int16_t part_meta_failed(const part_reg_t *reg, int16_t e, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s",
+             part_meta_offline(reg) ? PART_META_OFFLINE_MSG : "Cannot write the metadata log");
+    return e;
+}
+
 int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
                              const part_kv_t *kv, int nkv, int64_t now_ms, topic_t **out,
                              char *err, size_t errlen)
@@ -307,6 +320,8 @@ int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int3
         return PART_ERR_POLICY_VIOLATION;
     }
     part_check_configs(reg, kv, nkv, &cfg, err, errlen);
+    if (part_meta_offline(reg))
+        return part_meta_failed(reg, PART_ERR_STORAGE, err, errlen);
     snprintf(cname, sizeof(cname), "%.*s", (int)len, name);
     if (part_new_id(reg, id) < 0 || part_create_logs(reg, cname, id, &cfg, 0, nparts, now_ms) < 0) {
         snprintf(err, errlen, "Cannot create the partition logs of %s", cname);
@@ -326,8 +341,7 @@ int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int3
     part_batch_free(&b);
     if (e) {
         part_drop_logs(reg, cname, 0, nparts, now_ms);
-        snprintf(err, errlen, "Cannot write the metadata log");
-        return e;
+        return part_meta_failed(reg, e, err, errlen);
     }
     *out = part_topic_new(reg, cname, len, id, &cfg);
     part_adopt(reg, *out, 0, nparts);
@@ -406,6 +420,8 @@ int16_t part_topic_add_partitions(part_reg_t *reg, topic_t *topic, int32_t count
     }
     if (validate_only)
         return 0;
+    if (part_meta_offline(reg))
+        return part_meta_failed(reg, PART_ERR_STORAGE, err, errlen);
     if (part_create_logs(reg, topic->name, topic->id, &topic->cfg, from, count, now_ms) < 0) {
         snprintf(err, errlen, "Cannot create the new partition logs");
         return PART_ERR_STORAGE;
@@ -417,8 +433,7 @@ int16_t part_topic_add_partitions(part_reg_t *reg, topic_t *topic, int32_t count
     part_batch_free(&b);
     if (e) {
         part_drop_logs(reg, topic->name, from, count, now_ms);
-        snprintf(err, errlen, "Cannot write the metadata log");
-        return e;
+        return part_meta_failed(reg, e, err, errlen);
     }
     part_adopt(reg, topic, from, count);
     lg_info("topic %s: partitions %d -> %d", topic->name, from, count);
@@ -523,7 +538,7 @@ int16_t part_topic_alter_configs(part_reg_t *reg, topic_t *topic, const part_kv_
         if (b.n > 0)
             e = meta_log_commit(reg->meta, b.v, b.n, now_ms);
         if (e)
-            snprintf(err, errlen, "Cannot write the metadata log");
+            part_meta_failed(reg, e, err, errlen);
         else
             part_topic_reconfigure(reg, topic);
     }

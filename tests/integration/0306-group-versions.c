@@ -14,61 +14,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto/proto.h"
+#include "testlib/wire.h"
 
 #define NJOIN 10
 
-static int32_t corr = 100;
 static arena_t arena;
 static char *topic;
 static char groups[NJOIN][128];
 static char members[NJOIN][128];
 
-/* ---- framing ---- */
-
-static int32_t send_req(int fd, int16_t key, int16_t ver, buf_t *body)
-{
-    proto_req_header_t h = {key, ver, corr++, PROTO_STR("v0306")};
-    buf_t out;
-    buf_init(&out);
-    buf_put_i32(&out, 0);
-    proto_req_header_encode(&out, &h);
-    buf_put(&out, body->p, body->len);
-    buf_set_i32(&out, 0, (int32_t)(out.len - 4));
-    TL_ASSERT(tl_send_all(fd, out.p, out.len) == 0, "send");
-    buf_free(&out);
-    buf_free(body);
-    buf_init(body);
-    return h.correlation_id;
-}
-
-/* The response body (header stripped), in the arena. */
-static const uint8_t *recv_resp(int fd, int16_t key, int16_t ver, int32_t c, size_t *len)
-{
-    uint8_t *frame;
-    int n = tl_recv_frame(fd, &frame, 20000);
-    TL_ASSERT(n >= 4, "api %d v%d: no answer", key, ver);
-    TL_ASSERT_EQ(tl_get_i32(frame), c);
-    size_t hl = 4 + (proto_is_flexible(key, ver) ? 1 : 0);
-    uint8_t *body = arena_alloc(&arena, (size_t)n - hl + 1);
-    memcpy(body, frame + hl, (size_t)n - hl);
-    free(frame);
-    *len = (size_t)n - hl;
-    return body;
-}
-
-#define CALL(fd, api, key, ver, reqp, respp)                                                      \
-    do {                                                                                        \
-        buf_t b_;                                                                               \
-        size_t l_;                                                                              \
-        buf_init(&b_);                                                                          \
-        proto_##api##_req_encode((reqp), (ver), &b_);                                          \
-        int32_t c_ = send_req((fd), (key), (ver), &b_);                                        \
-        const uint8_t *r_ = recv_resp((fd), (key), (ver), c_, &l_);                            \
-        proto_##api##_resp_init(respp);                                                         \
-        TL_ASSERT(proto_##api##_resp_decode((respp), (ver), r_, l_, &arena) == 0,              \
-                  #api " v%d: undecodable answer", (int)(ver));                                 \
-    } while (0)
+#define CALL(fd, api, key, ver, reqp, respp) TL_WIRE_CALL(fd, &arena, api, key, ver, reqp, respp)
 
 static proto_str_t S(const char *s)
 {
@@ -132,13 +87,13 @@ static int32_t join_send(int fd, int16_t v, const char *member)
     r.protocols.v = &join_proto;
     buf_init(&b);
     proto_join_group_req_encode(&r, v, &b);
-    return send_req(fd, 11, v, &b);
+    return tl_wire_send(fd, 11, v, &b);
 }
 
 static void join_recv(int fd, int16_t v, int32_t c, proto_join_group_resp_t *resp)
 {
     size_t l;
-    const uint8_t *p = recv_resp(fd, 11, v, c, &l);
+    const uint8_t *p = tl_wire_recv(fd, 11, v, c, &arena, &l);
     proto_join_group_resp_init(resp);
     TL_ASSERT(proto_join_group_resp_decode(resp, v, p, l, &arena) == 0, "JoinGroup v%d", v);
 }
@@ -454,6 +409,7 @@ int main(void)
     int fds[NJOIN];
 
     tl_init("0306-group-versions");
+    tl_wire_set_client_id("v0306");
     bs = tl_bootstrap();
     arena_init(&arena, 65536);
     topic = tl_topic_name("t0306");

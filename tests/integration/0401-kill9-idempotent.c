@@ -12,7 +12,7 @@
  *     state recovered from the log).
  * A final clean stop must leave no torn byte at all. Bounded to well under
  * a minute. */
-#include "testlib/testlib.h"
+#include "testlib/seqrun.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,62 +30,8 @@
 #define ROUNDS 5
 #define MAX_MSGS 400000
 
-enum { ST_PENDING, ST_OK, ST_FAILED };
-
-static struct {
-    uint8_t status;
-    int64_t offset;
-} msgs[MAX_MSGS];
-static int n_sent;
-
-static int make_value(char *buf, int seq)
-{
-    return snprintf(buf, 128, "kill9-idem %08d of partition %d ..........................", seq,
-                    seq % NPART);
-}
-
-static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
-{
-    int seq = (int)(intptr_t)msg->_private;
-    (void)rk;
-    (void)opaque;
-    msgs[seq].status = msg->err ? ST_FAILED : ST_OK;
-    msgs[seq].offset = msg->offset;
-}
-
-static rd_kafka_t *new_producer(const char *bs)
-{
-    rd_kafka_conf_t *conf = tl_conf(bs);
-    tl_conf_set(conf, "enable.idempotence", "true");
-    tl_conf_set(conf, "linger.ms", "2");
-    tl_conf_set(conf, "message.timeout.ms", "30000");
-    tl_conf_set(conf, "reconnect.backoff.ms", "20");
-    tl_conf_set(conf, "reconnect.backoff.max.ms", "200");
-    rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
-    return tl_new(RD_KAFKA_PRODUCER, conf);
-}
-
-/* Produces at a bounded pace for secs seconds. */
-static void produce_for(rd_kafka_t *rk, const char *topic, double secs)
-{
-    double end = tl_now() + secs;
-
-    while (tl_now() < end && n_sent < MAX_MSGS) {
-        for (int k = 0; k < 50 && n_sent < MAX_MSGS; k++) {
-            char val[128];
-            int seq = n_sent, len = make_value(val, seq);
-            rd_kafka_resp_err_t err = rd_kafka_producev(
-                rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(seq % NPART),
-                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE(val, (size_t)len),
-                RD_KAFKA_V_OPAQUE((void *)(intptr_t)seq), RD_KAFKA_V_END);
-            if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
-                break;
-            TL_ASSERT(!err, "produce: %s", rd_kafka_err2name(err));
-            n_sent++;
-        }
-        rd_kafka_poll(rk, 2);
-    }
-}
+static const char *const producer_conf[] = {
+    "enable.idempotence", "true", "linger.ms", "2", "message.timeout.ms", "30000", NULL};
 
 /* ---- the files: whole batches only ---- */
 
@@ -164,83 +110,12 @@ static int64_t scan_topic(const char *dir, const char *topic)
     return torn;
 }
 
-/* ---- the data: exactly once, in order ---- */
-
-static void check_log(const char *bs, const char *topic, int round)
-{
-    rd_kafka_conf_t *conf = tl_conf(bs);
-    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(NPART);
-    int64_t hi[NPART], next[NPART], last_seq[NPART], total = 0, got = 0;
-    double deadline = tl_now() + 30;
-    uint8_t *seen = calloc(MAX_MSGS, 1);
-    int ok = 0, failed_seen = 0;
-    rd_kafka_t *rk;
-
-    tl_conf_set(conf, "group.id", topic);
-    tl_conf_set(conf, "enable.auto.commit", "false");
-    tl_conf_set(conf, "check.crcs", "true");
-    tl_conf_set(conf, "fetch.wait.max.ms", "100");
-    rk = tl_new(RD_KAFKA_CONSUMER, conf);
-    for (int p = 0; p < NPART; p++) {
-        int64_t lo;
-        TL_ASSERT_EQ(rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi[p], 10000), 0);
-        TL_ASSERT_EQ(lo, 0);
-        total += hi[p];
-        next[p] = 0;
-        last_seq[p] = -1;
-        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    }
-    TL_ASSERT_EQ(rd_kafka_assign(rk, parts), 0);
-    rd_kafka_topic_partition_list_destroy(parts);
-    while (got < total) {
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 500);
-        char want[128];
-        int p, seq, len;
-        if (tl_now() > deadline)
-            tl_fail("round %d: read %" PRId64 " of %" PRId64 " messages in 30 s", round, got,
-                    total);
-        if (!msg)
-            continue;
-        TL_ASSERT(!msg->err, "consume: %s", rd_kafka_message_errstr(msg));
-        p = msg->partition;
-        TL_ASSERT_EQ(msg->offset, next[p]);
-        next[p]++;
-        seq = msg->len > 11 ? atoi((const char *)msg->payload + 11) : -1;
-        TL_ASSERT(seq >= 0 && seq < n_sent && seq % NPART == p,
-                  "partition %d offset %" PRId64 ": unknown message", p, msg->offset);
-        len = make_value(want, seq);
-        TL_ASSERT(msg->len == (size_t)len && !memcmp(msg->payload, want, (size_t)len),
-                  "partition %d offset %" PRId64 ": corrupt value", p, msg->offset);
-        TL_ASSERT(!seen[seq], "round %d: message %d is in the log twice", round, seq);
-        TL_ASSERT(seq > last_seq[p], "partition %d offset %" PRId64 ": message %d after %" PRId64,
-                  p, msg->offset, seq, last_seq[p]);
-        seen[seq] = 1;
-        last_seq[p] = seq;
-        if (msgs[seq].status == ST_OK)
-            TL_ASSERT(msgs[seq].offset == msg->offset, "message %d acknowledged at %" PRId64
-                      ", found at %" PRId64, seq, msgs[seq].offset, msg->offset);
-        got++;
-        rd_kafka_message_destroy(msg);
-    }
-    rd_kafka_destroy(rk);
-    for (int i = 0; i < n_sent; i++) {
-        if (msgs[i].status == ST_OK) {
-            ok++;
-            TL_ASSERT(seen[i], "round %d: message %d was acknowledged at offset %" PRId64
-                      " but is not in the log", round, i, msgs[i].offset);
-        } else if (seen[i]) {
-            failed_seen++;
-        }
-    }
-    tl_log("round %d: %d produced, %d acknowledged, %" PRId64 " in the log (%d not "
-           "acknowledged)", round, n_sent, ok, got, failed_seen);
-    free(seen);
-}
-
 int main(void)
 {
     tl_broker b = {0};
-    char *dir, *topic;
+    tl_seqrun run;
+    tl_seqrun_result res;
+    char *dir, *topic, what[32];
     rd_kafka_t *rk;
     double start = tl_now();
     int64_t torn;
@@ -248,30 +123,33 @@ int main(void)
     tl_init("0401-kill9-idempotent");
     dir = tl_scratch_dir("0401-broker");
     topic = tl_topic_name("t0401");
+    tl_seqrun_init(&run, topic, NPART, "kill9-idem", MAX_MSGS);
     tl_broker_start(&b, dir, NULL);
-    rk = new_producer(b.bootstrap);
+    rk = tl_seqrun_producer(&run, b.bootstrap, producer_conf);
     TL_ASSERT(tl_create_topic(rk, topic, NPART) >= NPART, "partitions");
     for (int round = 1; round <= ROUNDS; round++) {
-        produce_for(rk, topic, 0.3 + (tl_rand() % 900) / 1000.0);
-        tl_log("round %d: kill -9 after %d messages", round, n_sent);
+        tl_seqrun_produce_for(&run, rk, 0.3 + (tl_rand() % 900) / 1000.0, 50, 2);
+        tl_log("round %d: kill -9 after %d messages", round, run.n_sent);
         tl_broker_kill9(&b);
         if (!tl_is_kafka()) {
             torn = scan_topic(dir, topic);
             tl_log("round %d: %" PRId64 " torn bytes at the segment ends", round, torn);
         }
-        produce_for(rk, topic, 0.1); /* queued while the broker is down */
+        tl_seqrun_produce_for(&run, rk, 0.1, 50, 2); /* queued while the broker is down */
         tl_broker_start(&b, dir, NULL);
         TL_ASSERT(rd_kafka_flush(rk, 40000) == 0, "round %d: %d messages without a report",
                   round, rd_kafka_outq_len(rk));
-        for (int i = 0; i < n_sent; i++)
-            TL_ASSERT(msgs[i].status != ST_PENDING, "message %d has no report", i);
-        check_log(b.bootstrap, topic, round);
+        snprintf(what, sizeof(what), "round %d", round);
+        tl_seqrun_check(&run, b.bootstrap, 30, what, &res);
+        tl_log("round %d: %d produced, %d acknowledged, %" PRId64 " in the log (%d not "
+               "acknowledged)", round, run.n_sent, res.ok, res.in_log, res.failed_seen);
     }
     rd_kafka_destroy(rk);
     TL_ASSERT_EQ(tl_broker_stop(&b), 0);
     if (!tl_is_kafka())
         TL_ASSERT_EQ(scan_topic(dir, topic), 0);
     tl_log("%d rounds in %.1f s", ROUNDS, tl_now() - start);
+    tl_seqrun_free(&run);
     free(dir);
     free(topic);
     return tl_done();

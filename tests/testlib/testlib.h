@@ -8,7 +8,11 @@
  *
  * Exit status of a test program: 0 passed, 77 skipped, anything else failed.
  * Every helper that cannot do its job fails the test itself (tl_fail), so
- * tests read as straight-line scenarios. */
+ * tests read as straight-line scenarios.
+ *
+ * Beside this header: testlib/wire.h sends raw requests encoded with the
+ * generated codecs (for exact answer fields), testlib/seqrun.h runs the
+ * numbered-message producer and read-back check of the kill -9 tests. */
 #ifndef STRAND_TESTLIB_H
 #define STRAND_TESTLIB_H
 

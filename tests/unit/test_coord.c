@@ -25,6 +25,7 @@ static int ntimers;
 static uint64_t next_tid = 1;
 static uint32_t rnd;
 static int16_t store_fail; /* error the next stores return */
+static int32_t offline_part = -1; /* the __consumer_offsets partition that is offline */
 
 /* Every record stored, in order, for replay tests. */
 typedef struct srec_s {
@@ -101,7 +102,14 @@ static int16_t f_store(void *ctx, int32_t part, const grp_recs_t *recs)
     return 0;
 }
 
-static const grp_env_t env = {NULL, f_now, f_wall, f_timer_add, f_timer_cancel, f_random, f_store};
+static bool f_offline(void *ctx, int32_t part)
+{
+    (void)ctx;
+    return part == offline_part;
+}
+
+static const grp_env_t env = {NULL,     f_now,   f_wall,   f_timer_add, f_timer_cancel,
+                              f_random, f_store, f_offline};
 
 /* Runs due timers in order while moving the clock forward by ms. */
 static void advance(int64_t ms)
@@ -137,6 +145,7 @@ static void reset_env(void)
     now_ms = 0;
     rnd = 0;
     store_fail = 0;
+    offline_part = -1;
 }
 
 static void coord_free(grp_coord_t *c)
@@ -830,6 +839,61 @@ static void test_sync_timeout(void)
 
 /* A parked JoinGroup whose client went away: the member still counts as
  * joined (as in Kafka) but nothing is answered to the dead waiter. */
+/* A group whose __consumer_offsets partition is offline is answered as
+ * Kafka's coordinator answers once that partition has no leader:
+ * FindCoordinator COORDINATOR_NOT_AVAILABLE, every group API
+ * NOT_COORDINATOR, and ListGroups leaves it out. Other partitions' groups
+ * go on. */
+static void test_offline_partition(void)
+{
+    grp_coord_t *c = coord_new(0);
+    grp_t *g;
+    tw_t j;
+    const char *a = "offline-a", *b = "offline-b";
+    int32_t pa = grp_rec_partition_for(a, strlen(a), 50);
+
+    CU_ASSERT_NOT_EQUAL_FATAL(pa, grp_rec_partition_for(b, strlen(b), 50));
+    grp_commit_part_t p = {PROTO_STR("t"), 0, 100, -1, PROTO_STR_NULL, 0};
+    grp_commit_req_t ca = {a, -1, "", NULL, -1, 8, 1, &p};
+    grp_commit(c, &ca);
+    CU_ASSERT_EQUAL(p.error, 0);
+    grp_commit_req_t cb = {b, -1, "", NULL, -1, 8, 1, &p};
+    grp_commit(c, &cb);
+    CU_ASSERT_EQUAL(p.error, 0);
+
+    offline_part = pa;
+    CU_ASSERT_TRUE(grp_part_offline(c, pa));
+    CU_ASSERT_EQUAL(grp_find_coordinator(c, a), GRP_ERR_COORDINATOR_NOT_AVAILABLE);
+    CU_ASSERT_EQUAL(grp_find_coordinator(c, b), 0);
+    grp_commit(c, &ca);
+    CU_ASSERT_EQUAL(p.error, GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_offsets_group(c, a, &g), GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_PTR_NULL(g);
+    CU_ASSERT_EQUAL(grp_describe(c, a, &g), GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_delete(c, a), GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, a, 1, "m", NULL), GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_FALSE(join(c, &j, a, "", NULL, P_RANGE, 1));
+    CU_ASSERT_EQUAL(j.error, GRP_ERR_NOT_COORDINATOR);
+    size_t pos = 0;
+    g = grp_next(c, &pos);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_STRING_EQUAL(g->id, b);
+    CU_ASSERT_PTR_NULL(grp_next(c, &pos));
+    /* Nothing of it was stored or changed. */
+    CU_ASSERT_EQUAL(nstored, 2);
+    p.error = 0;
+    p.offset = 101;
+    grp_commit(c, &cb);
+    CU_ASSERT_EQUAL(p.error, 0);
+    CU_ASSERT_EQUAL(nstored, 3);
+
+    offline_part = -1; /* the restart that brings it back */
+    CU_ASSERT_EQUAL(grp_offsets_group(c, a, &g), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(grp_offset_get(g, "t", 1, 0)->offset, 100);
+    coord_free(c);
+}
+
 static void test_cancel(void)
 {
     grp_coord_t *c = coord_new(0);
@@ -863,6 +927,7 @@ int main(void)
     CU_add_test(s, "max size and initial delay", test_max_size_and_delay);
     CU_add_test(s, "sync timeout", test_sync_timeout);
     CU_add_test(s, "cancelled waiter", test_cancel);
+    CU_add_test(s, "offline partition", test_offline_partition);
     int rc = unit_run();
     reset_env();
     return rc;

@@ -3,7 +3,6 @@
  * retention, timestamps and idempotent-producer state. Batches are
  * encoded here by hand so the tests do not depend on the batch encoder. */
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "log/log.h"
 #include "log/log_batch.h"
 #include "tests/unit/unit.h"
+#include "tests/unit/unit_log.h"
 #include "util/buf.h"
 #include "util/crc32c.h"
 #include "util/logging.h"
@@ -41,79 +41,22 @@ static tb_t tb(int n, int64_t ts0)
     return t;
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
+/* Value bytes of record i: vsize letters from 'a' + i on. */
+static void tb_value(buf_t *out, int i, const void *arg)
 {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
+    const tb_t *t = arg;
+    for (size_t k = 0; k < t->vsize; k++)
+        buf_put_i8(out, (int8_t)('a' + (i + (int)k) % 26));
 }
 
 /* An uncompressed v2 batch, base offset 0, leader epoch -1. Caller frees. */
 static uint8_t *mkbatch(const tb_t *t, size_t *len)
 {
-    buf_t b, r;
-    int64_t maxts = -1;
-    uint8_t *out;
-
-    buf_init(&b);
-    buf_init(&r);
-    for (int i = 0; i < t->n; i++) {
-        int64_t ts = t->ts ? t->ts[i] : t->ts0 + i * t->dts;
-        int64_t ts_first = t->ts ? t->ts[0] : t->ts0;
-        buf_t one;
-        if (ts > maxts)
-            maxts = ts;
-        buf_init(&one);
-        buf_put_i8(&one, 0);
-        buf_put_varlong(&one, ts - ts_first);
-        buf_put_varint(&one, i);
-        buf_put_varint(&one, -1);
-        buf_put_varint(&one, (int32_t)t->vsize);
-        for (size_t k = 0; k < t->vsize; k++)
-            buf_put_i8(&one, (int8_t)('a' + (i + (int)k) % 26));
-        buf_put_varint(&one, 0);
-        buf_put_varint(&r, (int32_t)one.len);
-        buf_put(&r, one.p, one.len);
-        buf_free(&one);
-    }
-    buf_put_i64(&b, 0);
-    buf_put_i32(&b, (int32_t)(49 + r.len));
-    buf_put_i32(&b, -1);
-    buf_put_i8(&b, 2);
-    buf_put_u32(&b, 0);
-    buf_put_i16(&b, 0);
-    buf_put_i32(&b, t->n - 1);
-    buf_put_i64(&b, t->ts ? t->ts[0] : t->ts0);
-    buf_put_i64(&b, maxts);
-    buf_put_i64(&b, t->pid);
-    buf_put_i16(&b, t->pepoch);
-    buf_put_i32(&b, t->seq);
-    buf_put_i32(&b, t->n);
-    buf_put(&b, r.p, r.len);
-    put_be32(b.p + 17, crc32c(0, b.p + 21, b.len - 21));
-    out = malloc(b.len);
-    memcpy(out, b.p, b.len);
-    *len = b.len;
-    buf_free(&b);
-    buf_free(&r);
-    return out;
+    unit_batch_t b = {t->n, t->ts, t->ts0, t->dts, t->pid, t->pepoch, t->seq, tb_value, t};
+    return unit_batch(&b, len);
 }
 
 static char tmpdir[256];
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_rf(const char *path)
-{
-    nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* A fresh partition directory for each test. */
 static const char *fresh_dir(void)
@@ -1386,6 +1329,6 @@ int main(void)
     CU_add_test(s, "append I/O failure", test_append_io_failure);
     CU_add_test(s, "kill -9 loop", test_kill9_loop);
     int rc = unit_run();
-    rm_rf(tmpdir);
+    unit_rm_rf(tmpdir);
     return rc;
 }

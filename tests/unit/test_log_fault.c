@@ -24,7 +24,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +35,8 @@
 #include "log/log_int.h"
 #include "log/log_mgr.h"
 #include "tests/unit/unit.h"
+#include "tests/unit/unit_log.h"
 #include "util/buf.h"
-#include "util/crc32c.h"
 #include "util/fault.h"
 #include "util/logging.h"
 
@@ -50,12 +49,13 @@ static char tmpdir[256];
 
 /* ---- batches ---- */
 
-static void put_be32(uint8_t *p, uint32_t v)
+/* Record k's value: "b<id>r<k>" padded with dots to 40 bytes. */
+static void mk_value(buf_t *out, int k, const void *arg)
 {
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
+    char val[48];
+    int n = snprintf(val, sizeof(val), "b%dr%d", *(const int *)arg, k);
+    memset(val + n, '.', sizeof(val) - (size_t)n);
+    buf_put(out, val, 40);
 }
 
 /* A v2 batch of nrec records (values "b<id>r<k>" padded to 40 bytes,
@@ -63,49 +63,9 @@ static void put_be32(uint8_t *p, uint32_t v)
  * Caller frees. */
 static uint8_t *mkbatch(int id, int nrec, int64_t ts, int32_t seq, size_t *len)
 {
-    buf_t b, r;
-    uint8_t *out;
-
-    buf_init(&b);
-    buf_init(&r);
-    for (int k = 0; k < nrec; k++) {
-        char val[48];
-        buf_t one;
-        int n = snprintf(val, sizeof(val), "b%dr%d", id, k);
-        memset(val + n, '.', sizeof(val) - (size_t)n);
-        buf_init(&one);
-        buf_put_i8(&one, 0);
-        buf_put_varlong(&one, k);
-        buf_put_varint(&one, k);
-        buf_put_varint(&one, -1);
-        buf_put_varint(&one, 40);
-        buf_put(&one, val, 40);
-        buf_put_varint(&one, 0);
-        buf_put_varint(&r, (int32_t)one.len);
-        buf_put(&r, one.p, one.len);
-        buf_free(&one);
-    }
-    buf_put_i64(&b, 0);
-    buf_put_i32(&b, (int32_t)(49 + r.len));
-    buf_put_i32(&b, -1);
-    buf_put_i8(&b, 2);
-    buf_put_u32(&b, 0);
-    buf_put_i16(&b, 0);
-    buf_put_i32(&b, nrec - 1);
-    buf_put_i64(&b, ts);
-    buf_put_i64(&b, ts + nrec - 1);
-    buf_put_i64(&b, seq >= 0 ? PID : -1);
-    buf_put_i16(&b, seq >= 0 ? 0 : -1);
-    buf_put_i32(&b, seq);
-    buf_put_i32(&b, nrec);
-    buf_put(&b, r.p, r.len);
-    put_be32(b.p + 17, crc32c(0, b.p + 21, b.len - 21));
-    out = malloc(b.len);
-    memcpy(out, b.p, b.len);
-    *len = b.len;
-    buf_free(&b);
-    buf_free(&r);
-    return out;
+    unit_batch_t b = {nrec, NULL, ts, 1, seq >= 0 ? PID : -1, (int16_t)(seq >= 0 ? 0 : -1),
+                      seq, mk_value, &id};
+    return unit_batch(&b, len);
 }
 
 /* ---- the model: what was acknowledged ---- */
@@ -156,19 +116,6 @@ static void w_model_trim(world_t *w, int64_t lso, int64_t end)
     w->leo = end;
 }
 
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_rf(const char *path)
-{
-    nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static log_config_t small_cfg(void)
 {
     log_config_t c;
@@ -206,7 +153,7 @@ static void w_done(world_t *w)
         log_free(w->log);
     w->log = NULL;
     w_free_model(w);
-    rm_rf(w->dir);
+    unit_rm_rf(w->dir);
 }
 
 /* ---- checks ---- */
@@ -852,21 +799,6 @@ static void test_roll_leftover(void)
 
 /* ---- the log manager: checkpoint files and close ---- */
 
-static char *slurp(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    char *p = calloc(1, 65536);
-
-    if (fd < 0) {
-        free(p);
-        return NULL;
-    }
-    if (read(fd, p, 65535) < 0)
-        p[0] = '\0';
-    close(fd);
-    return p;
-}
-
 static const char *const ckpt_names[] = {"recovery-point-offset-checkpoint",
                                          "log-start-offset-checkpoint",
                                          "replication-offset-checkpoint"};
@@ -958,7 +890,7 @@ static void test_mgr_checkpoint(void)
         mw_init(&mw);
         for (int i = 0; i < 3; i++) {
             snprintf(path, sizeof(path), "%s/%s", mw.dir, ckpt_names[i]);
-            old[i] = slurp(path);
+            old[i] = unit_slurp(path);
             CU_ASSERT_PTR_NOT_NULL(old[i]);
         }
         fault_fail_nth(FAULT_ANY, n, EIO);
@@ -968,12 +900,12 @@ static void test_mgr_checkpoint(void)
         CU_ASSERT_EQUAL(rc, hit ? -1 : 0);
         for (int i = 0; i < 3; i++) {
             snprintf(path, sizeof(path), "%s/%s", mw.dir, ckpt_names[i]);
-            mid[i] = slurp(path);
+            mid[i] = unit_slurp(path);
         }
         CU_ASSERT_EQUAL(log_mgr_checkpoint(mw.mgr), 0);
         for (int i = 0; i < 3; i++) {
             snprintf(path, sizeof(path), "%s/%s", mw.dir, ckpt_names[i]);
-            now[i] = slurp(path);
+            now[i] = unit_slurp(path);
             CU_ASSERT_PTR_NOT_NULL_FATAL(mid[i]);
             CU_ASSERT(strcmp(mid[i], old[i]) == 0 || strcmp(mid[i], now[i]) == 0);
             free(old[i]);
@@ -982,12 +914,12 @@ static void test_mgr_checkpoint(void)
         }
         /* the flushed partition's recovery point is in the new file */
         snprintf(path, sizeof(path), "%s/%s", mw.dir, ckpt_names[0]);
-        now[0] = slurp(path);
+        now[0] = unit_slurp(path);
         CU_ASSERT_PTR_NOT_NULL_FATAL(now[0]);
         CU_ASSERT(strstr(now[0], "t 1 10\n") != NULL);
         free(now[0]);
         log_mgr_free(mw.mgr);
-        rm_rf(mw.dir);
+        unit_rm_rf(mw.dir);
         if (CU_get_number_of_failures() > before) {
             fprintf(stderr, "\n  checkpoint: first failure at N = %lld\n", (long long)n);
             break;
@@ -1023,7 +955,7 @@ static void test_mgr_close(void)
             if (rc == 0)
                 CU_ASSERT_EQUAL(access(path, F_OK), 0);
             mw_check_reopen(&mw);
-            rm_rf(mw.dir);
+            unit_rm_rf(mw.dir);
             if (CU_get_number_of_failures() > before) {
                 fprintf(stderr, "\n  close (%s): first failure at N = %lld\n",
                         mode ? "dying" : "nth", (long long)n);
@@ -1061,7 +993,7 @@ static void test_mgr_open(void)
             if (mgr)
                 log_mgr_free(mgr); /* a crash right after the start */
             mw_check_reopen(&mw);
-            rm_rf(mw.dir);
+            unit_rm_rf(mw.dir);
             if (CU_get_number_of_failures() > before) {
                 fprintf(stderr, "\n  open (%s): first failure at N = %lld\n",
                         mode ? "dying" : "nth", (long long)n);
@@ -1124,7 +1056,7 @@ static void test_mgr_create_delete(void)
         if (log)
             CU_ASSERT_EQUAL(log_end_offset(log), mw.leo[1] + 2);
         log_mgr_free(mw.mgr);
-        rm_rf(mw.dir);
+        unit_rm_rf(mw.dir);
         if (CU_get_number_of_failures() > before) {
             fprintf(stderr, "\n  create/delete: first failure at N = %lld\n", (long long)n);
             return;
@@ -1160,7 +1092,7 @@ static void test_mgr_create_unsynced(void)
     CU_ASSERT_EQUAL(access(path, F_OK), -1);
     CU_ASSERT_PTR_NULL(log_mgr_get(mw.mgr, "v", 1));
     log_mgr_free(mw.mgr);
-    rm_rf(mw.dir);
+    unit_rm_rf(mw.dir);
 }
 
 /* A log taken offline by a failed fsync leaves its log dir without the
@@ -1188,7 +1120,7 @@ static void test_mgr_offline_log(void)
     snprintf(path, sizeof(path), "%s/.kafka_cleanshutdown", mw.dir);
     CU_ASSERT_EQUAL(access(path, F_OK), -1);
     mw_check_reopen(&mw);
-    rm_rf(mw.dir);
+    unit_rm_rf(mw.dir);
 }
 
 /* ---- the fault module itself ---- */
@@ -1312,7 +1244,7 @@ static void test_short_append_exact(void)
     w_init(&w);
     CU_ASSERT_EQUAL(w_append(&w, 2, 0, 0), 0);
     snprintf(path, sizeof(path), "%s/00000000000000000000.log", w.dir);
-    a = slurp(path);
+    a = unit_slurp(path);
     before = w.m[0].len;
     fault_short_write_nth(1, ENOSPC);
     CU_ASSERT_EQUAL(w_append(&w, 2, 0, 0), 56);
@@ -1324,7 +1256,7 @@ static void test_short_append_exact(void)
         after = (size_t)st.st_size;
     }
     CU_ASSERT_EQUAL(after, before);
-    b = slurp(path);
+    b = unit_slurp(path);
     CU_ASSERT(memcmp(a, b, before) == 0);
     CU_ASSERT_FALSE(log_offline(w.log));
     CU_ASSERT_EQUAL(w_append(&w, 2, 0, 0), 0);
@@ -1427,6 +1359,6 @@ int main(void)
     CU_add_test(s, "log manager create and delete", test_mgr_create_delete);
     CU_add_test(s, "log manager create, log dir not synced", test_mgr_create_unsynced);
     int rc = unit_run();
-    rm_rf(tmpdir);
+    unit_rm_rf(tmpdir);
     return rc;
 }

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +14,14 @@
 #include "log/log.h"
 #include "log/log_mgr.h"
 #include "tests/unit/unit.h"
+#include "tests/unit/unit_log.h"
 #include "util/buf.h"
-#include "util/crc32c.h"
 #include "util/logging.h"
 #include "util/uuid.h"
 
 #define NOW 1700000000000LL
 
 static char tmpdir[256];
-
-static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_rf(const char *path)
-{
-    nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static char *pth(const char *a, const char *b)
 {
@@ -46,69 +32,24 @@ static char *pth(const char *a, const char *b)
     return p;
 }
 
-static char *slurp(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    char *p = calloc(1, 65536);
-    if (fd < 0) {
-        free(p);
-        return NULL;
-    }
-    if (read(fd, p, 65535) < 0)
-        p[0] = '\0';
-    close(fd);
-    return p;
-}
-
 static int exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
 }
 
+static void abcd(buf_t *out, int i, const void *arg)
+{
+    (void)i;
+    (void)arg;
+    buf_put(out, "abcd", 4);
+}
+
 /* An uncompressed v2 batch of n records with 4-byte values. */
 static uint8_t *mkbatch(int n, size_t *len)
 {
-    buf_t b;
-    uint8_t *out;
-
-    buf_init(&b);
-    buf_put_i64(&b, 0);
-    buf_put_i32(&b, 0); /* length, set below */
-    buf_put_i32(&b, -1);
-    buf_put_i8(&b, 2);
-    buf_put_u32(&b, 0);
-    buf_put_i16(&b, 0);
-    buf_put_i32(&b, n - 1);
-    buf_put_i64(&b, NOW);
-    buf_put_i64(&b, NOW);
-    buf_put_i64(&b, -1);
-    buf_put_i16(&b, -1);
-    buf_put_i32(&b, -1);
-    buf_put_i32(&b, n);
-    for (int i = 0; i < n; i++) {
-        buf_put_varint(&b, 10);
-        buf_put_i8(&b, 0);
-        buf_put_varlong(&b, 0);
-        buf_put_varint(&b, i);
-        buf_put_varint(&b, -1);
-        buf_put_varint(&b, 4);
-        buf_put(&b, "abcd", 4);
-        buf_put_varint(&b, 0);
-    }
-    buf_set_i32(&b, 8, (int32_t)(b.len - 12));
-    {
-        uint32_t crc = crc32c(0, b.p + 21, b.len - 21);
-        b.p[17] = (uint8_t)(crc >> 24);
-        b.p[18] = (uint8_t)(crc >> 16);
-        b.p[19] = (uint8_t)(crc >> 8);
-        b.p[20] = (uint8_t)crc;
-    }
-    out = malloc(b.len);
-    memcpy(out, b.p, b.len);
-    *len = b.len;
-    buf_free(&b);
-    return out;
+    unit_batch_t b = {n, NULL, NOW, 0, -1, -1, -1, abcd, NULL};
+    return unit_batch(&b, len);
 }
 
 static void append_n(log_t *log, int n)
@@ -209,7 +150,7 @@ static void test_meta_properties(void)
     CU_ASSERT_EQUAL(strlen(log_mgr_cluster_id(mgr)), 22);
     snprintf(cid, sizeof(cid), "%s", log_mgr_cluster_id(mgr));
     CU_ASSERT_EQUAL(log_mgr_prev_broker_epoch(mgr), -1);
-    text = slurp(pth(d1, "meta.properties"));
+    text = unit_slurp(pth(d1, "meta.properties"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     CU_ASSERT_STRING_EQUAL(prop(text, "version", v), "1");
     CU_ASSERT_STRING_EQUAL(prop(text, "node.id", v), "3");
@@ -221,11 +162,11 @@ static void test_meta_properties(void)
     log_mgr_dir_id(mgr, 1, id2);
     CU_ASSERT(memcmp(id, id2, 16) != 0);
     free(text);
-    text = slurp(pth(d2, "meta.properties"));
+    text = unit_slurp(pth(d2, "meta.properties"));
     CU_ASSERT_STRING_EQUAL(prop(text, "cluster.id", v), cid);
     free(text);
     CU_ASSERT_EQUAL(log_mgr_close(mgr, 9), 0);
-    text = slurp(pth(d1, ".kafka_cleanshutdown"));
+    text = unit_slurp(pth(d1, ".kafka_cleanshutdown"));
     CU_ASSERT_STRING_EQUAL(text, "{\"version\":0,\"brokerEpoch\":9}");
     free(text);
 
@@ -263,7 +204,7 @@ static void test_meta_properties(void)
         mgr = log_mgr_open(&c, NOW, err, sizeof(err));
         CU_ASSERT_PTR_NOT_NULL_FATAL(mgr);
         log_mgr_free(mgr);
-        text = slurp(pth(d3, "meta.properties"));
+        text = unit_slurp(pth(d3, "meta.properties"));
         CU_ASSERT_STRING_EQUAL(prop(text, "cluster.id", v), cid);
         free(text);
     }
@@ -314,7 +255,7 @@ static void test_partitions_and_checkpoints(void)
     CU_ASSERT_EQUAL(log_mgr_dir_of(mgr, "audit.log-x", 0), 0);
     CU_ASSERT(exists(pth(d1, "orders-0/00000000000000000000.log")));
     CU_ASSERT(exists(pth(d2, "orders-1/00000000000000000000.index")));
-    text = slurp(pth(d1, "orders-0/partition.metadata"));
+    text = unit_slurp(pth(d1, "orders-0/partition.metadata"));
     CU_ASSERT_STRING_EQUAL(text, "version: 0\ntopic_id: AAECAwQFBgcICQoLDA0ODw\n");
     free(text);
     CU_ASSERT(!exists(pth(d1, "audit.log-x-0/partition.metadata")));
@@ -340,29 +281,29 @@ static void test_partitions_and_checkpoints(void)
     CU_ASSERT_EQUAL(log_delete_records(a0, 2), 0);
     CU_ASSERT_EQUAL(log_flush(a1, NOW), 0);
     CU_ASSERT_EQUAL(log_mgr_checkpoint(mgr), 0);
-    text = slurp(pth(d1, "recovery-point-offset-checkpoint"));
+    text = unit_slurp(pth(d1, "recovery-point-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n2\naudit.log-x 0 0\norders 0 2\n");
     free(text);
-    text = slurp(pth(d2, "recovery-point-offset-checkpoint"));
+    text = unit_slurp(pth(d2, "recovery-point-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n1\norders 1 3\n");
     free(text);
-    text = slurp(pth(d1, "log-start-offset-checkpoint"));
+    text = unit_slurp(pth(d1, "log-start-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n1\norders 0 2\n");
     free(text);
-    text = slurp(pth(d2, "log-start-offset-checkpoint"));
+    text = unit_slurp(pth(d2, "log-start-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n0\n");
     free(text);
-    text = slurp(pth(d1, "replication-offset-checkpoint"));
+    text = unit_slurp(pth(d1, "replication-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n2\naudit.log-x 0 0\norders 0 5\n");
     free(text);
-    text = slurp(pth(d2, "replication-offset-checkpoint"));
+    text = unit_slurp(pth(d2, "replication-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n1\norders 1 1\n");
     free(text);
     CU_ASSERT(!exists(pth(d1, "replication-offset-checkpoint.tmp")));
 
     /* clean close and reopen: offsets come back from the checkpoints */
     CU_ASSERT_EQUAL(log_mgr_close(mgr, 4), 0);
-    text = slurp(pth(d1, "recovery-point-offset-checkpoint"));
+    text = unit_slurp(pth(d1, "recovery-point-offset-checkpoint"));
     CU_ASSERT_STRING_EQUAL(text, "0\n2\naudit.log-x 0 0\norders 0 5\n");
     free(text);
     mgr = log_mgr_open(&c, NOW, err, sizeof(err));
@@ -512,6 +453,6 @@ int main(void)
     CU_add_test(s, "delete and purge", test_delete_and_purge);
     CU_add_test(s, "retention step", test_retention_step);
     int rc = unit_run();
-    rm_rf(tmpdir);
+    unit_rm_rf(tmpdir);
     return rc;
 }

@@ -6,6 +6,7 @@
  * before a crash, and is synthesized for a data dir that predates it.
  * Also compression.type recompression of produced batches. */
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "log/log_mgr.h"
 #include "partition/part.h"
 #include "tests/unit/unit.h"
+#include "util/fault.h"
 #include "util/logging.h"
 
 #define NOW 1700000000000LL
@@ -386,6 +388,40 @@ static void test_create_with_cfg(void)
     CU_ASSERT_EQUAL(part_topic_dynamic(reg, t)->n, 2);
 }
 
+/* A failed fsync takes the metadata log offline: every change is then
+ * refused with the reason, no partition log is created or removed, and
+ * the topics there are keep working; a restart brings the log back. */
+static void test_metadata_log_offline(void)
+{
+    part_kv_t kv[] = {{"retention.ms", "5000"}};
+    topic_t *t = part_topic_get(reg, "__internal", 10), *made;
+    char err[512], before[4096];
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_FALSE(part_meta_offline(reg));
+    CU_ASSERT_EQUAL(fault_fail_after(FAULT_SYNC, 0, EIO), 0);
+    CU_ASSERT_EQUAL(part_topic_alter_configs(reg, t, kv, 1, 0, 0, NOW, err, sizeof(err)), 56);
+    fault_reset();
+    CU_ASSERT_TRUE(part_meta_offline(reg));
+    CU_ASSERT_STRING_EQUAL(err, PART_META_OFFLINE_MSG);
+    snprintf(before, sizeof(before), "%s", listing());
+    err[0] = '\0';
+    CU_ASSERT_EQUAL(part_topic_create_kv(reg, "later", 5, 2, NULL, 0, NOW, &made, err,
+                                         sizeof(err)), 56);
+    CU_ASSERT_STRING_EQUAL(err, PART_META_OFFLINE_MSG);
+    CU_ASSERT_EQUAL(part_topic_add_partitions(reg, t, 4, 0, NOW, err, sizeof(err)), 56);
+    CU_ASSERT_EQUAL(part_topic_delete(reg, t, NOW), 56);
+    CU_ASSERT_STRING_EQUAL(listing(), before);
+    CU_ASSERT_EQUAL(part_topic_get(reg, "__internal", 10), t);
+    CU_ASSERT_EQUAL(t->nparts, 2);
+    CU_ASSERT_FALSE(part_offline(t->parts[0]));
+    close_all();
+    open_all();
+    CU_ASSERT_FALSE(part_meta_offline(reg));
+    CU_ASSERT_EQUAL(part_topic_create_kv(reg, "later", 5, 2, NULL, 0, NOW, &made, err,
+                                         sizeof(err)), 0);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/strand-test-part-XXXXXX");
@@ -406,6 +442,7 @@ int main(void)
     CU_add_test(s, "synthesized metadata log", test_synthesize);
     CU_add_test(s, "compression.type recompression", test_recompress);
     CU_add_test(s, "create with a topic_cfg_t", test_create_with_cfg);
+    CU_add_test(s, "metadata log offline", test_metadata_log_offline);
     CU_add_test(s, "close", close_all);
     int rc = unit_run();
     nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
