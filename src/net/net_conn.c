@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -224,42 +223,24 @@ static void net_conn_warmed(void *data)
     net_conn_release(conn);
 }
 
-/* Keeps the chunk after [off, off + len) being read in while this one is
- * sent, whether or not the answer goes on there: the consumer's next fetch
- * usually starts where this one ends. Capped at the file's end. */
-static void net_conn_read_ahead(net_conn_t *conn, int fd, int64_t off, size_t len)
-{
-    struct stat st;
-    int64_t next = off + (int64_t)len, n = (int64_t)NET_WARM_CHUNK;
-    if (net_warm_cached(fd, next, n) || fstat(fd, &st) < 0 || st.st_size <= next)
-        return;
-    if (n > st.st_size - next)
-        n = st.st_size - next;
-    if (!net_warm_cached(fd, next, n)) {
-        net_warm_t *w = net_loop_warm(conn->loop);
-        if (w)
-            net_warm_submit(w, fd, next, n, NULL, NULL);
-    }
-}
-
 /* Before sendfile reads [off, off + len) of fd: 1 if it is in the page
  * cache (or there is no other way than to read it here), 0 if a worker is
- * reading it in and net_conn_warmed will go on. Either way the next chunk
- * is read ahead. */
-static int net_conn_warm(net_conn_t *conn, int fd, int64_t off, size_t len)
+ * reading it in and net_conn_warmed will go on. A cold region's next chunk
+ * is read ahead at the same time. */
+static int net_conn_warm(net_conn_t *conn, int fd, int64_t off, size_t len, size_t rest)
 {
-    int cached = net_warm_cached(fd, off, (int64_t)len);
-    if (!cached) {
-        net_warm_t *w = net_loop_warm(conn->loop);
-        if (w && net_warm_submit(w, fd, off, (int64_t)len, net_conn_warmed, conn) == 0) {
-            net_conn_hold(conn);
-            conn->warming = 1;
-        } else {
-            cached = 1;
-        }
-    }
-    net_conn_read_ahead(conn, fd, off, len);
-    return cached;
+    if (net_warm_cached(fd, off, (int64_t)len))
+        return 1;
+    net_warm_t *w = net_loop_warm(conn->loop);
+    if (!w || net_warm_submit(w, fd, off, (int64_t)len, net_conn_warmed, conn) < 0)
+        return 1;
+    net_conn_hold(conn);
+    conn->warming = 1;
+    if (rest > len)
+        net_warm_submit(w, fd, off + (int64_t)len,
+                        (int64_t)(rest - len < NET_WARM_CHUNK ? rest - len : NET_WARM_CHUNK),
+                        NULL, NULL);
+    return 0;
 }
 
 static int net_conn_send_file(net_conn_t *conn, net_outq_t *q, int idx)
@@ -269,7 +250,7 @@ static int net_conn_send_file(net_conn_t *conn, net_outq_t *q, int idx)
     off_t off = (off_t)(s->off + (int64_t)done);
     if (q->sent >= q->warm_upto) {
         size_t chunk = want < NET_WARM_CHUNK ? want : NET_WARM_CHUNK;
-        if (!net_conn_warm(conn, s->fd, (int64_t)off, chunk))
+        if (!net_conn_warm(conn, s->fd, (int64_t)off, chunk, want))
             return 0;
         q->warm_upto = q->sent + chunk;
     }

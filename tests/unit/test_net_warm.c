@@ -216,7 +216,7 @@ static void test_conn_closed_while_warming(void)
 int main(void)
 {
     snprintf(path, sizeof(path), "/tmp/strand-test-net-warm-%d", (int)getpid());
-    lg_set_level(getenv("NW_DEBUG") ? LG_DEBUG : LG_ERROR);
+    lg_set_level(LG_ERROR);
     signal(SIGPIPE, SIG_IGN); /* as the broker does */
     content = malloc(FILE_BYTES);
     for (size_t i = 0; i < FILE_BYTES; i++)
