@@ -12,24 +12,19 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "net/net_warm.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
 struct net_outq_s {
     net_outq_t *next;
     buf_t buf;
-    size_t sent;      /* logical bytes of buf already written */
-    size_t warm_upto; /* logical bytes known to be in the page cache */
+    size_t sent; /* logical bytes of buf already written */
 };
 
 /* Stop taking requests while this much is queued for a slow reader. */
 #define NET_OUT_HIGH_WATER (4u << 20)
 #define NET_RBUF_MIN 4096
 #define NET_IOV_MAX 64
-/* File regions are checked and read in, if cold, this much at a time: the
- * first bytes go out while the next are still being read. */
-#define NET_WARM_CHUNK ((size_t)4 << 20)
 
 static void net_conn_io(net_loop_t *loop, net_io_t *io, int events);
 static void net_conn_process(net_conn_t *conn);
@@ -207,56 +202,12 @@ static void net_conn_advance(net_conn_t *conn, size_t n)
     }
 }
 
-static int net_conn_flush(net_conn_t *conn);
-static void net_conn_update_events(net_conn_t *conn);
-
-static void net_conn_warmed(void *data)
-{
-    net_conn_t *conn = data;
-    conn->warming = 0;
-    if (!conn->closing) {
-        if (net_conn_flush(conn) < 0)
-            net_conn_close(conn, strerror(errno));
-        else
-            net_conn_update_events(conn);
-    }
-    net_conn_release(conn);
-}
-
-/* Before sendfile reads [off, off + len) of fd: 1 if it is in the page
- * cache (or there is no other way than to read it here), 0 if a worker is
- * reading it in and net_conn_warmed will go on. A cold region's next chunk
- * is read ahead at the same time. */
-static int net_conn_warm(net_conn_t *conn, int fd, int64_t off, size_t len, size_t rest)
-{
-    if (net_warm_cached(fd, off, (int64_t)len))
-        return 1;
-    net_warm_t *w = net_loop_warm(conn->loop);
-    if (!w || net_warm_submit(w, fd, off, (int64_t)len, net_conn_warmed, conn) < 0)
-        return 1;
-    net_conn_hold(conn);
-    conn->warming = 1;
-    if (rest > len)
-        net_warm_submit(w, fd, off + (int64_t)len,
-                        (int64_t)(rest - len < NET_WARM_CHUNK ? rest - len : NET_WARM_CHUNK),
-                        NULL, NULL);
-    return 0;
-}
-
 static int net_conn_send_file(net_conn_t *conn, net_outq_t *q, int idx)
 {
     buf_splice_t *s = &q->buf.spl[idx];
-    size_t done = q->sent - net_splice_logical(q, idx), want = s->len - done;
+    size_t done = q->sent - net_splice_logical(q, idx);
     off_t off = (off_t)(s->off + (int64_t)done);
-    if (q->sent >= q->warm_upto) {
-        size_t chunk = want < NET_WARM_CHUNK ? want : NET_WARM_CHUNK;
-        if (!net_conn_warm(conn, s->fd, (int64_t)off, chunk, want))
-            return 0;
-        q->warm_upto = q->sent + chunk;
-    }
-    if (want > q->warm_upto - q->sent)
-        want = q->warm_upto - q->sent;
-    ssize_t w = sendfile(conn->io.fd, s->fd, &off, want);
+    ssize_t w = sendfile(conn->io.fd, s->fd, &off, s->len - done);
     if (w < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
     if (w == 0) {
@@ -273,7 +224,7 @@ static int net_conn_send_file(net_conn_t *conn, net_outq_t *q, int idx)
 static int net_conn_flush(net_conn_t *conn)
 {
     struct iovec iov[NET_IOV_MAX];
-    while (conn->outq_head && !conn->warming) {
+    while (conn->outq_head) {
         net_outq_t *fq;
         int fidx = 0;
         int n = net_conn_gather(conn, iov, &fq, &fidx);
@@ -301,7 +252,7 @@ static void net_conn_update_events(net_conn_t *conn)
     int ev = 0;
     if (conn->closing)
         return;
-    if (conn->outq_head && !conn->warming)
+    if (conn->outq_head)
         ev |= NET_WRITE;
     if (!conn->busy && !conn->eof && conn->out_pending < NET_OUT_HIGH_WATER)
         ev |= NET_READ;

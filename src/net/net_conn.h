@@ -50,7 +50,6 @@ struct net_conn_s {
     int closing;
     int refs;
     int eof;
-    int warming;         /* a worker is reading the next file region in */
 
     net_outq_t *outq_head, *outq_tail;
     size_t out_pending;  /* bytes queued and not yet written */

@@ -1,5 +1,4 @@
 #include "net/net_loop.h"
-#include "net/net_warm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,8 +33,6 @@ struct net_loop_s {
     net_timer_t *heap; /* binary min-heap on (due, id) */
     int nheap, capheap;
     net_timer_id_t next_id;
-    net_warm_t *warm; /* started on first use */
-    int warm_failed;
 };
 
 int64_t net_now_mono_ms(void)
@@ -74,29 +71,11 @@ void net_loop_free(net_loop_t *loop)
 {
     if (!loop)
         return;
-    /* first: the callbacks it still owes release connections */
-    net_warm_free(loop->warm);
     close(loop->epfd);
     slab_destroy(&loop->conns);
     free(loop->heap);
     free(loop->defer);
     free(loop);
-}
-
-/* Two workers: enough to keep a read ahead going while another waits,
- * and started only when a cold region is first sent, so an idle or
- * all-in-memory broker has no threads but its loop. */
-net_warm_t *net_loop_warm(net_loop_t *loop)
-{
-    if (!loop->warm && !loop->warm_failed) {
-        loop->warm = net_warm_new(loop, 2);
-        if (!loop->warm) {
-            lg_warn("cannot start the cold-read workers (%s): cold data is read on the loop",
-                    strerror(errno));
-            loop->warm_failed = 1;
-        }
-    }
-    return loop->warm;
 }
 
 int net_io_set(net_loop_t *loop, net_io_t *io, int events)

@@ -46,9 +46,6 @@ void net_loop_defer(net_loop_t *loop, net_defer_cb *cb, void *data);
  * util/slab.h for why). Zeroed; never NULL. */
 void *net_loop_conn_alloc(net_loop_t *loop, size_t size);
 void net_loop_conn_free(net_loop_t *loop, void *p, size_t size);
-/* The loop's pool for reading cold file regions (net/net_warm.h), started
- * on first use; NULL if it cannot be started. Owned by the loop. */
-struct net_warm_s *net_loop_warm(net_loop_t *loop);
 /* Runs until net_loop_stop(). */
 void net_loop_run(net_loop_t *loop);
 void net_loop_stop(net_loop_t *loop);
