@@ -216,7 +216,6 @@ static void broker_job_retention(net_loop_t *loop, void *data)
     int n = log_mgr_retention(b->logs, net_now_wall_ms());
     if (n > 0)
         lg_info("retention deleted %d segments", n);
-    log_mgr_purge(b->logs, net_now_wall_ms());
     broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
 }
 
@@ -273,8 +272,9 @@ static void broker_job_idle(net_loop_t *loop, void *data)
      * that idle clients really cost little. */
     if (trimmed >= 16)
         malloc_trim(0);
-    /* Files of deleted topics and segments go when file.delete.delay.ms has
-     * passed, as in Kafka, not minutes later at the next retention check. */
+    /* Files of deleted topics and segments (retention's too) go when
+     * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
+     * next retention check. */
     log_mgr_purge(b->logs, net_now_wall_ms());
     broker_every(b, 1000, broker_job_idle);
 }
