@@ -1,17 +1,31 @@
 /* Produce (key 0): validate each partition's batch as Kafka does, append
  * it, wake waiting fetches. With one replica, acks=1 and acks=-1 are both
  * satisfied by the local append; durability beyond the page cache comes
- * from the flush policy (log.flush.interval.*). */
+ * from the flush policy (log.flush.interval.*).
+ *
+ * A request runs in three steps: checks that need broker state (the loop),
+ * validation of every batch (CRC, decompression, records: pure work on
+ * bytes the request owns), then appends (the loop). Large requests do the
+ * middle step on a worker thread (b->pool), so that the loop receives the
+ * next requests meanwhile; the connection is muted until the answer, so
+ * requests of one connection still append in order. Small ones stay on the
+ * loop, where a thread hop would cost more latency than it saves. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "api/api_flush.h"
 #include "api/api_util.h"
+#include "net/net_pool.h"
 #include "log/log_batch.h"
 #include "util/logging.h"
 
 /* Kafka's INVALID_TXN_STATE: transactional batches need a coordinator. */
 #define KERR_INVALID_TXN_STATE 48
+
+/* Requests with at least this many record bytes are validated on a
+ * worker: about 30 us of CRC and record walking, well above a hop's cost. */
+#define API_PRODUCE_POOL_BYTES (32 * 1024)
 
 /* A partition of the answer that waits for the flush round. */
 typedef struct api_produce_flushed_s {
@@ -20,33 +34,52 @@ typedef struct api_produce_flushed_s {
     int32_t partition;
 } api_produce_flushed_t;
 
-/* A produce answer parked until its partitions are on disk. */
-typedef struct api_produce_wait_s {
-    api_flush_waiter_t w; /* first: the waiter is the wait */
+/* One partition's batch through the three steps. */
+typedef struct api_produce_ent_s {
+    proto_str_t topic;
+    proto_produce_req_partition_produce_data_t *pd;
+    proto_produce_resp_partition_produce_response_t *pr;
+    log_batch_limits_t lim;
+    log_batch_hdr_t hdr;
+    log_batch_vinfo_t info;
+    int16_t err;  /* from the checks before validation */
+    int16_t verr; /* from validation */
+} api_produce_ent_t;
+
+/* A Produce request in flight, in the request's arena. While its job is
+ * on a worker, the worker owns ents and the batches they point to; the
+ * loop touches neither until the job's done callback. */
+typedef struct api_produce_s {
+    api_flush_waiter_t w; /* first: the flush waiter is the request */
+    net_job_t job;
     api_req_t *req;
+    int16_t acks;
+    int cancelled; /* the connection closed while the job was out */
     proto_produce_resp_t resp;
-    api_produce_flushed_t *ent;
+    api_produce_ent_t *ents;
+    int nents;
+    api_produce_flushed_t *ent; /* answers waiting for the flush round */
     int nent, capent;
-} api_produce_wait_t;
+} api_produce_t;
 
 /* Kafka flushes in the append path when flush.messages is reached, so
  * the answer implies the fsync; here the fsync joins the group round. */
-static void api_produce_flush_policy(api_req_t *req, part_t *part, api_produce_wait_t *pw,
+static void api_produce_flush_policy(api_req_t *req, part_t *part, api_produce_t *ap,
                                      proto_produce_resp_partition_produce_response_t *pr)
 {
     const topic_cfg_t *cfg = &part->topic->cfg;
     if (log_unflushed_messages(part->log) < cfg->flush_messages)
         return;
     api_flush_add(req->b, part);
-    if (pw->nent == pw->capent) {
-        int cap = pw->capent ? pw->capent * 2 : 8;
+    if (ap->nent == ap->capent) {
+        int cap = ap->capent ? ap->capent * 2 : 8;
         api_produce_flushed_t *v = arena_alloc(req->arena, (size_t)cap * sizeof(*v));
-        if (pw->nent)
-            memcpy(v, pw->ent, (size_t)pw->nent * sizeof(*v));
-        pw->ent = v;
-        pw->capent = cap;
+        if (ap->nent)
+            memcpy(v, ap->ent, (size_t)ap->nent * sizeof(*v));
+        ap->ent = v;
+        ap->capent = cap;
     }
-    api_produce_flushed_t *e = &pw->ent[pw->nent++];
+    api_produce_flushed_t *e = &ap->ent[ap->nent++];
     e->pr = pr;
     memcpy(e->topic_id, part->topic->id, 16);
     e->partition = part->index;
@@ -55,21 +88,21 @@ static void api_produce_flush_policy(api_req_t *req, part_t *part, api_produce_w
 static void api_produce_flushed(api_flush_waiter_t *w, const api_flush_fail_t *failed,
                                 int nfailed)
 {
-    api_produce_wait_t *pw = (api_produce_wait_t *)w;
-    api_conn_t *ac = pw->req->conn->udata;
-    for (int i = 0; i < pw->nent; i++)
+    api_produce_t *ap = (api_produce_t *)w;
+    api_conn_t *ac = ap->req->conn->udata;
+    for (int i = 0; i < ap->nent; i++)
         for (int j = 0; j < nfailed; j++)
-            if (pw->ent[i].partition == failed[j].partition &&
-                !memcmp(pw->ent[i].topic_id, failed[j].topic_id, 16)) {
+            if (ap->ent[i].partition == failed[j].partition &&
+                !memcmp(ap->ent[i].topic_id, failed[j].topic_id, 16)) {
                 /* An error carries no offsets, as Kafka answers it. */
-                pw->ent[i].pr->error_code = KERR_KAFKA_STORAGE_ERROR;
-                pw->ent[i].pr->base_offset = -1;
-                pw->ent[i].pr->log_append_time_ms = -1;
-                pw->ent[i].pr->log_start_offset = -1;
+                ap->ent[i].pr->error_code = KERR_KAFKA_STORAGE_ERROR;
+                ap->ent[i].pr->base_offset = -1;
+                ap->ent[i].pr->log_append_time_ms = -1;
+                ap->ent[i].pr->log_start_offset = -1;
             }
-    if (ac && ac->pending == pw)
+    if (ac && ac->pending == ap)
         ac->pending = NULL;
-    API_REPLY(pw->req, produce, &pw->resp);
+    API_REPLY(ap->req, produce, &ap->resp);
 }
 
 static void api_produce_cancel(void *pending)
@@ -79,8 +112,8 @@ static void api_produce_cancel(void *pending)
 
 static void api_produce_finish(void *pending)
 {
-    api_produce_wait_t *pw = pending;
-    api_flush_run(pw->req->b);
+    api_produce_t *ap = pending;
+    api_flush_run(ap->req->b);
 }
 
 /* v8+: which record was rejected and why (Kafka lists the batch index
@@ -104,41 +137,77 @@ static void api_produce_record_error(api_req_t *req,
     }
 }
 
-static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto_records_t *rec,
-                               proto_produce_resp_partition_produce_response_t *pr,
-                               api_produce_wait_t *pw)
+/* Step 1, on the loop: what needs broker state. Fills ent->lim from the
+ * topic's config as it is now (a change arriving while the batch is on a
+ * worker applies to the next request, as in Kafka). */
+static int16_t api_produce_check(api_produce_t *ap, topic_t *topic, api_produce_ent_t *ent)
 {
-    const topic_cfg_t *cfg = &part->topic->cfg;
-    log_batch_limits_t lim;
-    log_batch_hdr_t hdr;
-    log_batch_vinfo_t info;
-    log_append_result_t res;
-
-    if (rec->len <= 0)
-        return KERR_INVALID_RECORD;
-    if (acks == -1 && cfg->min_insync_replicas > 1)
-        return KERR_NOT_ENOUGH_REPLICAS;
-    memset(&lim, 0, sizeof(lim));
-    lim.max_message_bytes = cfg->max_message_bytes;
-    lim.timestamp_log_append = cfg->log.timestamp_type == 1;
-    lim.ts_before_max_ms = cfg->ts_before_max_ms;
-    lim.ts_after_max_ms = cfg->ts_after_max_ms;
-    lim.now_ms = req->now_ms;
-    lim.compacted = cfg->compacted;
-    lim.produce_version = req->hdr.api_version;
-    int16_t err = log_batch_validate_ex(rec->p, (size_t)rec->len, &lim, &hdr, &info);
-    if (err) {
-        api_produce_record_error(req, pr, &info);
+    part_t *part;
+    int16_t err = api_part_online(topic, ent->pd->index, &part);
+    if (err != KERR_UNKNOWN_TOPIC_OR_PARTITION && api_internal_topic(ent->topic))
+        return KERR_INVALID_TOPIC_EXCEPTION; /* clients may not write there */
+    if (err != KERR_UNKNOWN_TOPIC_OR_PARTITION && ap->acks != 0 && ap->acks != 1 &&
+        ap->acks != -1)
+        return KERR_INVALID_REQUIRED_ACKS;
+    if (err)
         return err;
+    const topic_cfg_t *cfg = &part->topic->cfg;
+    if (ent->pd->records.len <= 0)
+        return KERR_INVALID_RECORD;
+    if (ap->acks == -1 && cfg->min_insync_replicas > 1)
+        return KERR_NOT_ENOUGH_REPLICAS;
+    log_batch_limits_t *lim = &ent->lim;
+    memset(lim, 0, sizeof(*lim));
+    lim->max_message_bytes = cfg->max_message_bytes;
+    lim->timestamp_log_append = cfg->log.timestamp_type == 1;
+    lim->ts_before_max_ms = cfg->ts_before_max_ms;
+    lim->ts_after_max_ms = cfg->ts_after_max_ms;
+    lim->now_ms = ap->req->now_ms;
+    lim->compacted = cfg->compacted;
+    lim->produce_version = ap->req->hdr.api_version;
+    return KERR_NONE;
+}
+
+/* Step 2, on a worker or the loop: only the batch's own bytes. The batch
+ * lives in the request frame, which the request owns and may patch. */
+static void api_produce_validate(api_produce_ent_t *ent)
+{
+    proto_records_t *rec = &ent->pd->records;
+    ent->verr = log_batch_validate_ex(rec->p, (size_t)rec->len, &ent->lim, &ent->hdr, &ent->info);
+    if (!ent->verr && !ent->lim.timestamp_log_append)
+        log_batch_set_max_timestamp((uint8_t *)rec->p,
+                                    LOG_BATCH_LOG_OVERHEAD + (size_t)ent->hdr.batch_length, 0,
+                                    ent->info.max_timestamp);
+}
+
+static void api_produce_work(net_job_t *job)
+{
+    api_produce_t *ap = (api_produce_t *)((char *)job - offsetof(api_produce_t, job));
+    for (int i = 0; i < ap->nents; i++)
+        if (!ap->ents[i].err)
+            api_produce_validate(&ap->ents[i]);
+}
+
+/* Step 3, on the loop: the partition is looked up again (its topic may
+ * have gone while the batch was on a worker). Bytes after the batch (an
+ * incomplete tail) are ignored, as Kafka does. */
+static int16_t api_produce_append(api_produce_t *ap, api_produce_ent_t *ent)
+{
+    api_req_t *req = ap->req;
+    log_append_result_t res;
+    part_t *part;
+
+    if (ent->verr) {
+        api_produce_record_error(req, ent->pr, &ent->info);
+        return ent->verr;
     }
-    if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(hdr.attributes))
+    int16_t err = api_part_online_by_name(req, ent->topic, ent->pd->index, &part);
+    if (err)
+        return err;
+    if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(ent->hdr.attributes))
         return KERR_INVALID_TXN_STATE;
-    /* The batch lives in the request frame, which we own and may patch.
-     * Bytes after the batch (an incomplete tail) are ignored, as Kafka. */
-    uint8_t *batch = (uint8_t *)rec->p;
-    size_t blen = LOG_BATCH_LOG_OVERHEAD + (size_t)hdr.batch_length;
-    if (!lim.timestamp_log_append)
-        log_batch_set_max_timestamp(batch, blen, 0, info.max_timestamp);
+    uint8_t *batch = (uint8_t *)ent->pd->records.p;
+    size_t blen = LOG_BATCH_LOG_OVERHEAD + (size_t)ent->hdr.batch_length;
     /* compression.type other than "producer": store the topic's codec. */
     buf_t rebuilt;
     int rewritten = 0;
@@ -156,72 +225,34 @@ static int16_t api_produce_one(api_req_t *req, int16_t acks, part_t *part, proto
             part_notify(part);
         return err;
     }
-    pr->base_offset = res.base_offset;
-    pr->log_append_time_ms = res.log_append_time;
-    pr->log_start_offset = res.log_start_offset;
+    ent->pr->base_offset = res.base_offset;
+    ent->pr->log_append_time_ms = res.log_append_time;
+    ent->pr->log_start_offset = res.log_start_offset;
     if (!res.duplicate) {
         part_appended(part);
-        api_produce_flush_policy(req, part, pw, pr);
+        api_produce_flush_policy(req, part, ap, ent->pr);
         part_notify(part);
     }
     return KERR_NONE;
 }
 
-static void api_produce_topic(api_req_t *req, int16_t acks,
-                              proto_produce_req_topic_produce_data_t *td,
-                              proto_produce_resp_topic_produce_response_t *tr, int *failed,
-                              api_produce_wait_t *pw)
+/* Appends what passed and answers (or parks the answer for the flush
+ * round). The request's arena is gone once it is answered. */
+static void api_produce_complete(api_produce_t *ap)
 {
-    topic_t *topic = td->name.len >= 0
-                         ? part_topic_get(req->b->reg, td->name.p, (size_t)td->name.len)
-                         : NULL;
-    tr->name = td->name;
-    tr->partition_responses.n = td->partition_data.n < 0 ? 0 : td->partition_data.n;
-    tr->partition_responses.v = arena_calloc(req->arena, (size_t)tr->partition_responses.n + 1,
-                                             sizeof(*tr->partition_responses.v));
-    for (int32_t j = 0; j < tr->partition_responses.n; j++) {
-        proto_produce_req_partition_produce_data_t *pd = &td->partition_data.v[j];
-        proto_produce_resp_partition_produce_response_t *pr = &tr->partition_responses.v[j];
-        proto_produce_resp_partition_produce_response_init(pr);
-        pr->index = pd->index;
-        part_t *part;
-        int16_t err = api_part_online(topic, pd->index, &part);
-        if (err != KERR_UNKNOWN_TOPIC_OR_PARTITION && api_internal_topic(td->name))
-            err = KERR_INVALID_TOPIC_EXCEPTION; /* clients may not write there */
-        else if (err != KERR_UNKNOWN_TOPIC_OR_PARTITION && acks != 0 && acks != 1 && acks != -1)
-            err = KERR_INVALID_REQUIRED_ACKS;
-        else if (part)
-            err = api_produce_one(req, acks, part, &pd->records, pr, pw);
-        if (err) {
-            pr->error_code = err;
-            pr->base_offset = -1;
-            *failed = 1;
-        }
-    }
-}
-
-void api_produce(api_req_t *req)
-{
-    proto_produce_req_t r;
-    api_produce_wait_t *pw = arena_calloc(req->arena, 1, sizeof(*pw));
-    proto_produce_resp_t *resp = &pw->resp;
+    api_req_t *req = ap->req;
     int failed = 0;
 
-    proto_produce_req_init(&r);
-    if (proto_produce_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
-                                 req->arena) < 0) {
-        api_close(req, "malformed Produce request");
-        return;
+    for (int i = 0; i < ap->nents; i++) {
+        api_produce_ent_t *ent = &ap->ents[i];
+        int16_t err = ent->err ? ent->err : api_produce_append(ap, ent);
+        if (err) {
+            ent->pr->error_code = err;
+            ent->pr->base_offset = -1;
+            failed = 1;
+        }
     }
-    proto_produce_resp_init(resp);
-    resp->responses.n = r.topic_data.n < 0 ? 0 : r.topic_data.n;
-    resp->responses.v = arena_calloc(req->arena, (size_t)resp->responses.n + 1,
-                                     sizeof(*resp->responses.v));
-    for (int32_t i = 0; i < resp->responses.n; i++) {
-        proto_produce_resp_topic_produce_response_init(&resp->responses.v[i]);
-        api_produce_topic(req, r.acks, &r.topic_data.v[i], &resp->responses.v[i], &failed, pw);
-    }
-    if (r.acks == 0) {
+    if (ap->acks == 0) {
         /* No answer is expected; a failure can only be signalled by
          * closing the connection, as Kafka does. */
         if (failed)
@@ -229,15 +260,110 @@ void api_produce(api_req_t *req)
         net_conn_done(req->conn);
         return;
     }
-    if (pw->nent) {
+    if (ap->nent) {
         api_conn_t *ac = req->conn->udata;
-        pw->req = req;
-        pw->w.done = api_produce_flushed;
-        ac->pending = pw;
+        ap->w.done = api_produce_flushed;
+        ac->pending = ap;
         ac->cancel = api_produce_cancel;
         ac->finish = api_produce_finish;
-        api_flush_wait(req->b, &pw->w);
+        api_flush_wait(req->b, &ap->w);
         return;
     }
-    API_REPLY(req, produce, resp);
+    API_REPLY(req, produce, &ap->resp);
+}
+
+/* The connection closed while the batches were on a worker: nothing is
+ * appended (the client had no answer and will retry). */
+static void api_produce_cancel_job(void *pending)
+{
+    ((api_produce_t *)pending)->cancelled = 1;
+}
+
+/* Shutting down: the pool's own drain brings the job back. */
+static void api_produce_finish_job(void *pending)
+{
+    (void)pending;
+}
+
+static void api_produce_job_done(net_job_t *job)
+{
+    api_produce_t *ap = (api_produce_t *)((char *)job - offsetof(api_produce_t, job));
+    net_conn_t *conn = ap->req->conn;
+    if (!ap->cancelled) {
+        api_conn_t *ac = conn->udata;
+        ac->pending = NULL;
+        api_produce_complete(ap);
+    }
+    net_conn_release(conn);
+}
+
+/* Step 1 for every partition of the request; returns the record bytes
+ * that go on to validation. */
+static size_t api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
+{
+    api_req_t *req = ap->req;
+    proto_produce_resp_t *resp = &ap->resp;
+    size_t bytes = 0;
+
+    resp->responses.n = r->topic_data.n < 0 ? 0 : r->topic_data.n;
+    resp->responses.v = arena_calloc(req->arena, (size_t)resp->responses.n + 1,
+                                     sizeof(*resp->responses.v));
+    for (int32_t i = 0; i < resp->responses.n; i++)
+        ap->nents += r->topic_data.v[i].partition_data.n < 0 ? 0 : r->topic_data.v[i].partition_data.n;
+    ap->ents = arena_calloc(req->arena, (size_t)ap->nents + 1, sizeof(*ap->ents));
+    api_produce_ent_t *ent = ap->ents;
+    for (int32_t i = 0; i < resp->responses.n; i++) {
+        proto_produce_req_topic_produce_data_t *td = &r->topic_data.v[i];
+        proto_produce_resp_topic_produce_response_t *tr = &resp->responses.v[i];
+        proto_produce_resp_topic_produce_response_init(tr);
+        topic_t *topic = td->name.len >= 0
+                             ? part_topic_get(req->b->reg, td->name.p, (size_t)td->name.len)
+                             : NULL;
+        tr->name = td->name;
+        tr->partition_responses.n = td->partition_data.n < 0 ? 0 : td->partition_data.n;
+        tr->partition_responses.v = arena_calloc(req->arena, (size_t)tr->partition_responses.n + 1,
+                                                 sizeof(*tr->partition_responses.v));
+        for (int32_t j = 0; j < tr->partition_responses.n; j++, ent++) {
+            ent->topic = td->name;
+            ent->pd = &td->partition_data.v[j];
+            ent->pr = &tr->partition_responses.v[j];
+            proto_produce_resp_partition_produce_response_init(ent->pr);
+            ent->pr->index = ent->pd->index;
+            ent->err = api_produce_check(ap, topic, ent);
+            if (!ent->err)
+                bytes += (size_t)ent->pd->records.len;
+        }
+    }
+    return bytes;
+}
+
+void api_produce(api_req_t *req)
+{
+    proto_produce_req_t r;
+    api_produce_t *ap = arena_calloc(req->arena, 1, sizeof(*ap));
+
+    proto_produce_req_init(&r);
+    if (proto_produce_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
+                                 req->arena) < 0) {
+        api_close(req, "malformed Produce request");
+        return;
+    }
+    ap->req = req;
+    ap->acks = r.acks;
+    proto_produce_resp_init(&ap->resp);
+    if (api_produce_prepare(ap, &r) >= API_PRODUCE_POOL_BYTES && req->b->pool) {
+        api_conn_t *ac = req->conn->udata;
+        net_conn_hold(req->conn); /* until the job is back, even if it closes */
+        ac->pending = ap;
+        ac->cancel = api_produce_cancel_job;
+        ac->finish = api_produce_finish_job;
+        ap->job.work = api_produce_work;
+        ap->job.done = api_produce_job_done;
+        net_pool_submit(req->b->pool, &ap->job);
+        return;
+    }
+    for (int i = 0; i < ap->nents; i++)
+        if (!ap->ents[i].err)
+            api_produce_validate(&ap->ents[i]);
+    api_produce_complete(ap);
 }

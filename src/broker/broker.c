@@ -19,6 +19,8 @@
 #include "api/api_flush.h"
 #include "api/api_fsess.h"
 #include "api/api_group.h"
+#include "log/log_batch.h"
+#include "net/net_pool.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -345,6 +347,28 @@ static int broker_open_logs(broker_t *b)
     return 0;
 }
 
+/* Produced batches are checked (CRC, decompression) on these threads so
+ * that the loop, which owns all state, keeps receiving meanwhile. The work
+ * is pure CPU: more threads than CPUs would only queue. One CPU gets none,
+ * the loop does it all. Called after the signals are blocked, which the
+ * threads inherit. */
+static int broker_start_pool(broker_t *b)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = b->cfg.num_io_threads;
+
+    if (ncpu < 2)
+        return 0;
+    if (n > ncpu)
+        n = (int)ncpu;
+    b->pool = net_pool_new(b->loop, n, log_batch_thread_cleanup);
+    if (!b->pool) {
+        lg_error("cannot start %d io threads: %s", n, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* Every client and every segment file is a descriptor: take all the
  * kernel allows, as servers with many clients do (the soft limit is often
  * 1024). */
@@ -374,7 +398,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
         lg_error("epoll: %s", strerror(errno));
         return -1;
     }
-    if (broker_signals(b) < 0 || broker_open_logs(b) < 0)
+    if (broker_signals(b) < 0 || broker_start_pool(b) < 0 || broker_open_logs(b) < 0)
         return -1;
     /* With group state on disk, its replay starts now, in slices per loop
      * turn (groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is
@@ -434,6 +458,8 @@ int broker_run(broker_t *b)
     net_loop_run(b->loop);
     b->stopping = 1;
     broker_shutdown(b);
+    net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
+    b->pool = NULL;
     api_group_shutdown(b);
     api_flush_run(b);
     api_flush_free(b);

@@ -27,6 +27,7 @@ typedef struct bcfg_key_s {
 static const bcfg_key_t bcfg_keys[] = {
     K("node.id", BT_I32, node_id, "1"),
     K("num.partitions", BT_I32, num_partitions, "1"),
+    K("num.io.threads", BT_I32, num_io_threads, "8"),
     K("default.replication.factor", BT_I32, default_replication_factor, "1"),
     K("auto.create.topics.enable", BT_BOOL, auto_create_topics_enable, "true"),
     K("delete.topic.enable", BT_BOOL, delete_topic_enable, "true"),
@@ -355,6 +356,10 @@ static int bcfg_validate(broker_config_t *cfg)
     }
     if (cfg->num_partitions < 1) {
         lg_error("config: num.partitions must be >= 1");
+        return -1;
+    }
+    if (cfg->num_io_threads < 1) {
+        lg_error("config: num.io.threads must be >= 1");
         return -1;
     }
     if (cfg->socket_request_max_bytes < 1 || cfg->message_max_bytes < 0 ||

@@ -33,6 +33,7 @@ typedef struct broker_config_s {
     char *inter_broker_listener_name;
 
     int32_t num_partitions;
+    int32_t num_io_threads; /* produce validation threads, at most one per CPU */
     int32_t default_replication_factor;
     bool auto_create_topics_enable;
     bool delete_topic_enable;

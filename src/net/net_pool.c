@@ -1,0 +1,175 @@
+/* Two FIFO lists under one mutex each: jobs to do, and jobs done. A worker
+ * writes the eventfd only when the done list goes from empty to not
+ * empty, so a loop busy with many completions is woken once for them. */
+#include "net/net_pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+typedef struct net_jobq_s {
+    net_job_t *head, *tail;
+} net_jobq_t;
+
+struct net_pool_s {
+    net_loop_t *loop;
+    net_io_t io; /* the eventfd */
+    void (*thread_exit)(void);
+    pthread_mutex_t todo_mu;
+    pthread_cond_t todo_cv;
+    net_jobq_t todo;
+    int stop;
+    pthread_mutex_t done_mu;
+    net_jobq_t done;
+    int pending; /* loop thread only */
+    pthread_t *threads;
+    int nthreads;
+};
+
+static void net_jobq_push(net_jobq_t *q, net_job_t *job)
+{
+    job->next = NULL;
+    if (q->tail)
+        q->tail->next = job;
+    else
+        q->head = job;
+    q->tail = job;
+}
+
+static void *net_pool_worker(void *arg)
+{
+    net_pool_t *pool = arg;
+    for (;;) {
+        pthread_mutex_lock(&pool->todo_mu);
+        while (!pool->todo.head && !pool->stop)
+            pthread_cond_wait(&pool->todo_cv, &pool->todo_mu);
+        net_job_t *job = pool->todo.head;
+        if (job) {
+            pool->todo.head = job->next;
+            if (!pool->todo.head)
+                pool->todo.tail = NULL;
+        }
+        pthread_mutex_unlock(&pool->todo_mu);
+        if (!job)
+            break; /* stopping and nothing left */
+        job->work(job);
+        pthread_mutex_lock(&pool->done_mu);
+        int wake = pool->done.head == NULL;
+        net_jobq_push(&pool->done, job);
+        pthread_mutex_unlock(&pool->done_mu);
+        if (wake) {
+            uint64_t one = 1;
+            while (write(pool->io.fd, &one, sizeof(one)) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    if (pool->thread_exit)
+        pool->thread_exit();
+    return NULL;
+}
+
+/* Runs the done callbacks of every finished job, oldest first. */
+static void net_pool_reap(net_pool_t *pool)
+{
+    pthread_mutex_lock(&pool->done_mu);
+    net_job_t *job = pool->done.head;
+    pool->done.head = pool->done.tail = NULL;
+    pthread_mutex_unlock(&pool->done_mu);
+    while (job) {
+        net_job_t *next = job->next;
+        pool->pending--;
+        job->done(job);
+        job = next;
+    }
+}
+
+static void net_pool_on_event(net_loop_t *loop, net_io_t *io, int events)
+{
+    uint64_t n;
+    (void)loop;
+    (void)events;
+    while (read(io->fd, &n, sizeof(n)) < 0 && errno == EINTR)
+        ;
+    net_pool_reap(io->data);
+}
+
+static void net_pool_stop_threads(net_pool_t *pool)
+{
+    pthread_mutex_lock(&pool->todo_mu);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->todo_cv);
+    pthread_mutex_unlock(&pool->todo_mu);
+    for (int i = 0; i < pool->nthreads; i++)
+        pthread_join(pool->threads[i], NULL);
+    pool->nthreads = 0;
+}
+
+net_pool_t *net_pool_new(net_loop_t *loop, int nthreads, void (*thread_exit)(void))
+{
+    net_pool_t *pool = calloc(1, sizeof(*pool));
+    int e;
+
+    if (!pool)
+        return NULL;
+    pool->loop = loop;
+    pool->thread_exit = thread_exit;
+    pthread_mutex_init(&pool->todo_mu, NULL);
+    pthread_cond_init(&pool->todo_cv, NULL);
+    pthread_mutex_init(&pool->done_mu, NULL);
+    pool->io.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pool->io.cb = net_pool_on_event;
+    pool->io.data = pool;
+    pool->threads = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof(*pool->threads));
+    if (pool->io.fd < 0 || !pool->threads || net_io_set(loop, &pool->io, NET_READ) < 0)
+        goto err;
+    for (int i = 0; i < nthreads; i++) {
+        e = pthread_create(&pool->threads[i], NULL, net_pool_worker, pool);
+        if (e) {
+            errno = e;
+            goto err;
+        }
+        pool->nthreads++;
+    }
+    return pool;
+err:
+    e = errno;
+    net_pool_free(pool);
+    errno = e;
+    return NULL;
+}
+
+void net_pool_submit(net_pool_t *pool, net_job_t *job)
+{
+    pool->pending++;
+    pthread_mutex_lock(&pool->todo_mu);
+    net_jobq_push(&pool->todo, job);
+    pthread_cond_signal(&pool->todo_cv);
+    pthread_mutex_unlock(&pool->todo_mu);
+}
+
+int net_pool_pending(const net_pool_t *pool)
+{
+    return pool->pending;
+}
+
+void net_pool_free(net_pool_t *pool)
+{
+    if (!pool)
+        return;
+    /* Workers finish the queue before they see stop. */
+    net_pool_stop_threads(pool);
+    net_pool_reap(pool);
+    if (pool->io.fd >= 0) {
+        if (pool->io.events)
+            net_io_del(pool->loop, &pool->io);
+        close(pool->io.fd);
+    }
+    pthread_mutex_destroy(&pool->todo_mu);
+    pthread_cond_destroy(&pool->todo_cv);
+    pthread_mutex_destroy(&pool->done_mu);
+    free(pool->threads);
+    free(pool);
+}
