@@ -3,64 +3,30 @@
  * satisfied by the local append; durability beyond the page cache comes
  * from the flush policy (log.flush.interval.*).
  *
- * A request runs in three steps: checks that need broker state (the loop),
+ * A request runs in steps: checks that need broker state (the loop),
  * validation of every batch (CRC, decompression, records: pure work on
- * bytes the request owns), then appends (the loop). Large requests do the
- * middle step on a worker thread (b->pool), so that the loop receives the
- * next requests meanwhile; the connection is muted until the answer, so
- * requests of one connection still append in order. Small ones stay on the
- * loop, where a thread hop would cost more latency than it saves. */
+ * bytes the request owns), then the append. Large requests are validated
+ * on a worker thread (b->pool) and their batches written into the page
+ * cache by the write queue (api_wq.c), so that the loop, which keeps every
+ * decision, receives the next requests meanwhile. The connection is muted
+ * until the answer, so requests of one connection still append in order.
+ * Small requests do it all on the loop when no write is queued: a thread
+ * hop would cost them more latency than it saves. */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "api/api_flush.h"
+#include "api/api_produce.h"
 #include "api/api_util.h"
-#include "net/net_pool.h"
 #include "log/log_batch.h"
 #include "util/logging.h"
 
 /* Kafka's INVALID_TXN_STATE: transactional batches need a coordinator. */
 #define KERR_INVALID_TXN_STATE 48
 
-/* Requests with at least this many record bytes are validated on a
- * worker: about 30 us of CRC and record walking, well above a hop's cost. */
+/* Requests with at least this many record bytes go to the pool: their
+ * CRC and record walk (tens of us) and copy are well above a hop's cost. */
 #define API_PRODUCE_POOL_BYTES (32 * 1024)
-
-/* A partition of the answer that waits for the flush round. */
-typedef struct api_produce_flushed_s {
-    proto_produce_resp_partition_produce_response_t *pr;
-    uint8_t topic_id[16];
-    int32_t partition;
-} api_produce_flushed_t;
-
-/* One partition's batch through the three steps. */
-typedef struct api_produce_ent_s {
-    proto_str_t topic;
-    proto_produce_req_partition_produce_data_t *pd;
-    proto_produce_resp_partition_produce_response_t *pr;
-    log_batch_limits_t lim;
-    log_batch_hdr_t hdr;
-    log_batch_vinfo_t info;
-    int16_t err;  /* from the checks before validation */
-    int16_t verr; /* from validation */
-} api_produce_ent_t;
-
-/* A Produce request in flight, in the request's arena. While its job is
- * on a worker, the worker owns ents and the batches they point to; the
- * loop touches neither until the job's done callback. */
-typedef struct api_produce_s {
-    api_flush_waiter_t w; /* first: the flush waiter is the request */
-    net_job_t job;
-    api_req_t *req;
-    int16_t acks;
-    int cancelled; /* the connection closed while the job was out */
-    proto_produce_resp_t resp;
-    api_produce_ent_t *ents;
-    int nents;
-    api_produce_flushed_t *ent; /* answers waiting for the flush round */
-    int nent, capent;
-} api_produce_t;
 
 /* Kafka flushes in the append path when flush.messages is reached, so
  * the answer implies the fsync; here the fsync joins the group round. */
@@ -188,67 +154,142 @@ static void api_produce_work(net_job_t *job)
             api_produce_validate(&ap->ents[i]);
 }
 
-/* Step 3, on the loop: the partition is looked up again (its topic may
- * have gone while the batch was on a worker). Bytes after the batch (an
+/* The partition again (its topic may have gone while the batch was on a
+ * worker), and what its batch becomes: the request's bytes, or the batch
+ * recompressed to the topic's compression.type. Bytes after the batch (an
  * incomplete tail) are ignored, as Kafka does. */
-static int16_t api_produce_append(api_produce_t *ap, api_produce_ent_t *ent)
+static int16_t api_produce_target(api_produce_t *ap, api_produce_ent_t *ent, part_t **part,
+                                  uint8_t **batch, size_t *blen)
 {
-    api_req_t *req = ap->req;
-    log_append_result_t res;
-    part_t *part;
-
-    if (ent->verr) {
-        api_produce_record_error(req, ent->pr, &ent->info);
-        return ent->verr;
-    }
-    int16_t err = api_part_online_by_name(req, ent->topic, ent->pd->index, &part);
+    int rewritten = 0;
+    int16_t err = api_part_online_by_name(ap->req, ent->topic, ent->pd->index, part);
     if (err)
         return err;
     if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(ent->hdr.attributes))
         return KERR_INVALID_TXN_STATE;
-    uint8_t *batch = (uint8_t *)ent->pd->records.p;
-    size_t blen = LOG_BATCH_LOG_OVERHEAD + (size_t)ent->hdr.batch_length;
-    /* compression.type other than "producer": store the topic's codec. */
-    buf_t rebuilt;
-    int rewritten = 0;
-    buf_init(&rebuilt);
-    err = part_recompress(part, batch, blen, &rebuilt, &rewritten);
-    if (!err && rewritten)
-        err = log_append(part->log, rebuilt.p, rebuilt.len, part->leader_epoch, req->now_ms, &res);
-    else if (!err)
-        err = log_append(part->log, batch, blen, part->leader_epoch, req->now_ms, &res);
-    buf_free(&rebuilt);
-    if (err) {
-        /* Fetches waiting on a log that just went offline answer now, as
-         * Kafka's DelayedFetch completes on an offline partition. */
-        if (part_offline(part))
-            part_notify(part);
-        return err;
+    *batch = (uint8_t *)ent->pd->records.p;
+    *blen = LOG_BATCH_LOG_OVERHEAD + (size_t)ent->hdr.batch_length;
+    err = part_recompress(*part, *batch, *blen, &ent->rebuilt, &rewritten);
+    if (!err && rewritten) {
+        *batch = ent->rebuilt.p;
+        *blen = ent->rebuilt.len;
     }
-    ent->pr->base_offset = res.base_offset;
-    ent->pr->log_append_time_ms = res.log_append_time;
-    ent->pr->log_start_offset = res.log_start_offset;
-    if (!res.duplicate) {
+    return err;
+}
+
+/* After an append: the answer's offsets, the high watermark, the flush
+ * policy and waiting fetches. */
+static void api_produce_appended(api_produce_t *ap, api_produce_ent_t *ent, part_t *part,
+                                 const log_append_result_t *res)
+{
+    ent->pr->base_offset = res->base_offset;
+    ent->pr->log_append_time_ms = res->log_append_time;
+    ent->pr->log_start_offset = res->log_start_offset;
+    if (!res->duplicate) {
         part_appended(part);
-        api_produce_flush_policy(req, part, ap, ent->pr);
+        api_produce_flush_policy(ap->req, part, ap, ent->pr);
         part_notify(part);
     }
+}
+
+/* Fetches waiting on a log that just went offline answer now, as Kafka's
+ * DelayedFetch completes on an offline partition. */
+static int16_t api_produce_failed(part_t *part, int16_t err)
+{
+    if (part_offline(part))
+        part_notify(part);
+    return err;
+}
+
+/* Step 3 on the loop: the whole append at once. */
+static int16_t api_produce_append(api_produce_t *ap, api_produce_ent_t *ent)
+{
+    log_append_result_t res;
+    part_t *part;
+    uint8_t *batch;
+    size_t blen;
+
+    int16_t err = api_produce_target(ap, ent, &part, &batch, &blen);
+    if (!err)
+        err = log_append(part->log, batch, blen, part->leader_epoch, ap->req->now_ms, &res);
+    buf_free(&ent->rebuilt);
+    if (err)
+        return part ? api_produce_failed(part, err) : err;
+    api_produce_appended(ap, ent, part, &res);
     return KERR_NONE;
 }
 
-/* Appends what passed and answers (or parks the answer for the flush
- * round). The request's arena is gone once it is answered. */
-static void api_produce_complete(api_produce_t *ap)
+int api_produce_place(api_produce_t *ap, api_produce_ent_t *ent)
+{
+    log_append_result_t res;
+    part_t *part = NULL;
+    uint8_t *batch;
+    size_t blen;
+
+    ent->wr.fd = -1;
+    if (ent->err)
+        return 0;
+    int16_t err = api_produce_target(ap, ent, &part, &batch, &blen);
+    if (!err)
+        err = log_append_place(part->log, batch, blen, part->leader_epoch, ap->req->now_ms, &res,
+                               &ent->wr);
+    if (err == LOG_APPEND_AGAIN)
+        return LOG_APPEND_AGAIN;
+    if (err) {
+        buf_free(&ent->rebuilt);
+        ent->err = part ? api_produce_failed(part, err) : err;
+        return 0;
+    }
+    /* The answer's offsets now; the rest when the bytes are in. */
+    ent->pr->base_offset = res.base_offset;
+    ent->pr->log_append_time_ms = res.log_append_time;
+    ent->pr->log_start_offset = res.log_start_offset;
+    ent->log_uid = log_uid(part->log);
+    return 0;
+}
+
+void api_produce_commit(api_produce_t *ap, api_produce_ent_t *ent)
+{
+    topic_t *topic = part_topic_get(ap->req->b->reg, ent->topic.p, (size_t)ent->topic.len);
+    part_t *part = topic && ent->pd->index < topic->nparts ? topic->parts[ent->pd->index] : NULL;
+    log_append_result_t res;
+
+    buf_free(&ent->rebuilt);
+    if (!part || !part->log || log_uid(part->log) != ent->log_uid) {
+        ent->err = KERR_UNKNOWN_TOPIC_OR_PARTITION; /* deleted meanwhile */
+        return;
+    }
+    int16_t err = log_append_commit(part->log, &ent->wr);
+    if (err) {
+        ent->err = api_produce_failed(part, err);
+        return;
+    }
+    res.base_offset = ent->pr->base_offset;
+    res.log_append_time = ent->pr->log_append_time_ms;
+    res.log_start_offset = ent->pr->log_start_offset;
+    res.duplicate = 0;
+    api_produce_appended(ap, ent, part, &res);
+}
+
+void api_produce_answer(api_produce_t *ap)
 {
     api_req_t *req = ap->req;
-    int failed = 0;
+    net_conn_t *conn = req->conn;
+    int held = ap->held, failed = 0;
 
+    if (ap->cancelled)
+        goto out;
+    api_conn_t *ac = conn->udata;
+    if (ac->pending == ap)
+        ac->pending = NULL;
     for (int i = 0; i < ap->nents; i++) {
         api_produce_ent_t *ent = &ap->ents[i];
-        int16_t err = ent->err ? ent->err : api_produce_append(ap, ent);
-        if (err) {
-            ent->pr->error_code = err;
+        if (ent->err == ent->verr && ent->verr)
+            api_produce_record_error(req, ent->pr, &ent->info);
+        if (ent->err) {
+            ent->pr->error_code = ent->err;
             ent->pr->base_offset = -1;
+            ent->pr->log_append_time_ms = -1;
             failed = 1;
         }
     }
@@ -256,45 +297,75 @@ static void api_produce_complete(api_produce_t *ap)
         /* No answer is expected; a failure can only be signalled by
          * closing the connection, as Kafka does. */
         if (failed)
-            net_conn_close(req->conn, "acks=0 produce failed");
-        net_conn_done(req->conn);
-        return;
-    }
-    if (ap->nent) {
-        api_conn_t *ac = req->conn->udata;
+            net_conn_close(conn, "acks=0 produce failed");
+        net_conn_done(conn);
+    } else if (ap->nent) {
         ap->w.done = api_produce_flushed;
         ac->pending = ap;
         ac->cancel = api_produce_cancel;
         ac->finish = api_produce_finish;
         api_flush_wait(req->b, &ap->w);
-        return;
+    } else {
+        API_REPLY(req, produce, &ap->resp);
     }
-    API_REPLY(req, produce, &ap->resp);
+out:
+    if (held)
+        net_conn_release(conn);
 }
 
-/* The connection closed while the batches were on a worker: nothing is
- * appended (the client had no answer and will retry). */
+/* The connection closed while a job held the request. */
 static void api_produce_cancel_job(void *pending)
 {
     ((api_produce_t *)pending)->cancelled = 1;
 }
 
-/* Shutting down: the pool's own drain brings the job back. */
+/* Shutting down: the pool's drain and the write queue bring it back. */
 static void api_produce_finish_job(void *pending)
 {
     (void)pending;
 }
 
+/* Parks the request in a job until it comes back. */
+static void api_produce_hold(api_produce_t *ap)
+{
+    api_conn_t *ac = ap->req->conn->udata;
+    if (!ap->held)
+        net_conn_hold(ap->req->conn); /* until the answer, even if it closes */
+    ap->held = 1;
+    ac->pending = ap;
+    ac->cancel = api_produce_cancel_job;
+    ac->finish = api_produce_finish_job;
+}
+
+/* After step 2: validation errors become the partitions' answers, then
+ * the appends, on the loop or through the write queue. */
+static void api_produce_validated(api_produce_t *ap, size_t bytes)
+{
+    broker_t *b = ap->req->b;
+
+    for (int i = 0; i < ap->nents; i++)
+        if (!ap->ents[i].err)
+            ap->ents[i].err = ap->ents[i].verr;
+    if (b->pool && (bytes >= API_PRODUCE_POOL_BYTES || !api_wq_idle(b))) {
+        api_produce_hold(ap);
+        api_wq_add(b, ap);
+        return;
+    }
+    for (int i = 0; i < ap->nents; i++)
+        if (!ap->ents[i].err)
+            ap->ents[i].err = api_produce_append(ap, &ap->ents[i]);
+    api_produce_answer(ap);
+}
+
 static void api_produce_job_done(net_job_t *job)
 {
     api_produce_t *ap = (api_produce_t *)((char *)job - offsetof(api_produce_t, job));
-    net_conn_t *conn = ap->req->conn;
-    if (!ap->cancelled) {
-        api_conn_t *ac = conn->udata;
-        ac->pending = NULL;
-        api_produce_complete(ap);
+    if (ap->cancelled) {
+        /* Nothing appended: the client had no answer and will retry. */
+        net_conn_release(ap->req->conn);
+        return;
     }
-    net_conn_release(conn);
+    api_produce_validated(ap, API_PRODUCE_POOL_BYTES);
 }
 
 /* Step 1 for every partition of the request; returns the record bytes
@@ -327,6 +398,8 @@ static size_t api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
             ent->topic = td->name;
             ent->pd = &td->partition_data.v[j];
             ent->pr = &tr->partition_responses.v[j];
+            ent->wr.fd = -1;
+            buf_init(&ent->rebuilt);
             proto_produce_resp_partition_produce_response_init(ent->pr);
             ent->pr->index = ent->pd->index;
             ent->err = api_produce_check(ap, topic, ent);
@@ -351,12 +424,9 @@ void api_produce(api_req_t *req)
     ap->req = req;
     ap->acks = r.acks;
     proto_produce_resp_init(&ap->resp);
-    if (api_produce_prepare(ap, &r) >= API_PRODUCE_POOL_BYTES && req->b->pool) {
-        api_conn_t *ac = req->conn->udata;
-        net_conn_hold(req->conn); /* until the job is back, even if it closes */
-        ac->pending = ap;
-        ac->cancel = api_produce_cancel_job;
-        ac->finish = api_produce_finish_job;
+    size_t bytes = api_produce_prepare(ap, &r);
+    if (bytes >= API_PRODUCE_POOL_BYTES && req->b->pool) {
+        api_produce_hold(ap);
         ap->job.work = api_produce_work;
         ap->job.done = api_produce_job_done;
         net_pool_submit(req->b->pool, &ap->job);
@@ -365,5 +435,5 @@ void api_produce(api_req_t *req)
     for (int i = 0; i < ap->nents; i++)
         if (!ap->ents[i].err)
             api_produce_validate(&ap->ents[i]);
-    api_produce_complete(ap);
+    api_produce_validated(ap, bytes);
 }

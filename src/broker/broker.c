@@ -19,6 +19,7 @@
 #include "api/api_flush.h"
 #include "api/api_fsess.h"
 #include "api/api_group.h"
+#include "api/api_produce.h"
 #include "log/log_batch.h"
 #include "net/net_pool.h"
 #include "util/logging.h"
@@ -347,8 +348,9 @@ static int broker_open_logs(broker_t *b)
     return 0;
 }
 
-/* Produced batches are checked (CRC, decompression) on these threads so
- * that the loop, which owns all state, keeps receiving meanwhile. The work
+/* Produced batches are checked (CRC, decompression) and copied into the
+ * page cache on these threads so that the loop, which owns all state,
+ * keeps receiving meanwhile. The work
  * is pure CPU: more threads than CPUs would only queue. One CPU gets none,
  * the loop does it all. Called after the signals are blocked, which the
  * threads inherit. */
@@ -460,6 +462,7 @@ int broker_run(broker_t *b)
     broker_shutdown(b);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
+    api_wq_free(b); /* writes still queued are done here */
     api_group_shutdown(b);
     api_flush_run(b);
     api_flush_free(b);

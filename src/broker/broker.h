@@ -21,7 +21,8 @@ typedef struct broker_s {
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct api_flush_s *flush;   /* group commit state (api_flush.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
-    struct net_pool_s *pool;     /* produce validation off the loop, or NULL (one CPU) */
+    struct net_pool_s *pool;     /* produce work off the loop, or NULL (one CPU) */
+    struct api_wq_s *wq;         /* the produce write queue (api_produce.h) */
     net_listener_t **listeners;
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */

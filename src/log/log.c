@@ -34,6 +34,9 @@
 #define ERR_RECORD_LIST_TOO_LARGE 18
 #define ERR_KAFKA_STORAGE_ERROR LOG_ERR_STORAGE
 
+/* Tells a log from a later one at the same place (log_uid). */
+static uint64_t log_next_uid = 1;
+
 void log_config_defaults(log_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -332,6 +335,7 @@ log_t *log_open(const char *dir, const log_config_t *cfg, const log_open_args_t 
     log->partition = args->partition;
     log->cfg = *cfg;
     log->last_flush_ms = args->now_ms;
+    log->uid = log_next_uid++;
     if (log_ecache_init(&log->epochs, dir) < 0)
         goto err;
     if (fault_mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -431,6 +435,11 @@ const char *log_topic(const log_t *log)
 int32_t log_partition(const log_t *log)
 {
     return log->partition;
+}
+
+uint64_t log_uid(const log_t *log)
+{
+    return log->uid;
 }
 
 int64_t log_end_offset(const log_t *log)
@@ -616,17 +625,14 @@ int log_save_epochs(log_t *log)
     return -1;
 }
 
-/* Writes one batch whose header h carries its final offsets at the end of
- * the log, rolling first when needed. As Kafka, a new leader epoch is
+/* Rolls first when the batch does not belong in the active segment (full,
+ * too old, offsets out of its range). As Kafka, a new leader epoch is
  * written to the epoch checkpoint before the batch: the checkpoint may
  * then name an epoch that starts at the log end (harmless, a new leader
- * does the same), never lack one the log holds. Every step that fails
- * leaves the log as it was, or takes it offline. */
-static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
-                               const log_batch_hdr_t *h, int64_t now_ms)
+ * does the same), never lack one the log holds. */
+int16_t log_place_batch(log_t *log, size_t len, const log_batch_hdr_t *h, int64_t now_ms)
 {
     int64_t last = h->base_offset + h->last_offset_delta;
-    int r;
 
     if (log_segment_should_roll(log_active(log), &log->cfg, len, h->max_timestamp, last,
                                 now_ms) ||
@@ -642,6 +648,20 @@ static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
         lg_error("log %s: cannot write leader-epoch-checkpoint: %s", log->dir, strerror(errno));
         return ERR_KAFKA_STORAGE_ERROR;
     }
+    return 0;
+}
+
+/* Writes one batch whose header h carries its final offsets at the end of
+ * the log. Every step that fails leaves the log as it was, or takes it
+ * offline. */
+static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
+                               const log_batch_hdr_t *h, int64_t now_ms)
+{
+    int16_t err = log_place_batch(log, len, h, now_ms);
+    int r;
+
+    if (err)
+        return err;
     r = log_segment_append(log_active(log), batch, len, h, log->cfg.index_interval_bytes);
     if (r < 0) {
         lg_error("log %s: append failed: %s", log->dir, strerror(errno));
@@ -654,11 +674,10 @@ static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
     return 0;
 }
 
-int16_t log_append(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch, int64_t now_ms,
-                   log_append_result_t *res)
+int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                           int64_t now_ms, log_append_result_t *res, log_batch_hdr_t *h)
 {
     const log_pstate_batch_t *dup = NULL;
-    log_batch_hdr_t h;
     int16_t err;
 
     res->base_offset = res->last_offset = res->log_append_time = -1;
@@ -666,13 +685,14 @@ int16_t log_append(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
     res->duplicate = 0;
     if (log_is_down(log))
         return ERR_KAFKA_STORAGE_ERROR;
-    if (log_batch_hdr_parse(batch, len, &h) < 0 ||
-        (int64_t)h.batch_length + LOG_BATCH_LOG_OVERHEAD != (int64_t)len || h.last_offset_delta < 0)
+    if (log_batch_hdr_parse(batch, len, h) < 0 ||
+        (int64_t)h->batch_length + LOG_BATCH_LOG_OVERHEAD != (int64_t)len ||
+        h->last_offset_delta < 0)
         return ERR_CORRUPT_MESSAGE;
     if ((int64_t)len > log->cfg.segment_bytes)
         return ERR_RECORD_LIST_TOO_LARGE;
-    if (h.producer_id >= 0) {
-        err = log_pstate_check(&log->pstate, &h, &dup);
+    if (h->producer_id >= 0) {
+        err = log_pstate_check(&log->pstate, h, &dup);
         if (err)
             return err;
         if (dup) {
@@ -684,22 +704,36 @@ int16_t log_append(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
             return 0;
         }
     }
-    h.base_offset = log_end_offset(log);
-    h.leader_epoch = leader_epoch;
-    log_batch_set_base_offset(batch, h.base_offset);
+    h->base_offset = log->pending ? log->pend_end : log_end_offset(log);
+    h->leader_epoch = leader_epoch;
+    log_batch_set_base_offset(batch, h->base_offset);
     log_batch_set_leader_epoch(batch, leader_epoch);
     if (log->cfg.timestamp_type == 1) {
         log_batch_set_log_append_time(batch, len, now_ms);
-        h.attributes |= LOG_BATCH_ATTR_TIMESTAMP_TYPE;
-        h.max_timestamp = now_ms;
+        h->attributes |= LOG_BATCH_ATTR_TIMESTAMP_TYPE;
+        h->max_timestamp = now_ms;
         res->log_append_time = now_ms;
     }
+    res->base_offset = h->base_offset;
+    res->last_offset = h->base_offset + h->last_offset_delta;
+    return 0;
+}
+
+int16_t log_append(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch, int64_t now_ms,
+                   log_append_result_t *res)
+{
+    log_batch_hdr_t h;
+    int16_t err;
+
+    if (log->pending)
+        return LOG_APPEND_AGAIN;
+    err = log_append_prepare(log, batch, len, leader_epoch, now_ms, res, &h);
+    if (err || res->duplicate)
+        return err;
     err = log_write_batch(log, batch, len, &h, now_ms);
     if (err)
-        return err;
-    res->base_offset = h.base_offset;
-    res->last_offset = h.base_offset + h.last_offset_delta;
-    return 0;
+        res->base_offset = res->last_offset = res->log_append_time = -1;
+    return err;
 }
 
 int16_t log_append_replica(log_t *log, const uint8_t *batches, size_t len, int64_t now_ms)

@@ -44,6 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log/log_batch.h"
+
 /* Topic-level configuration; the Kafka key names are in the comments. */
 typedef struct log_config_s {
     int64_t segment_bytes;        /* segment.bytes, 1073741824 */
@@ -140,6 +142,48 @@ typedef struct log_append_result_s {
 int16_t log_append(log_t *log, uint8_t *batch, size_t len,
                    int32_t leader_epoch, int64_t now_ms,
                    log_append_result_t *res);
+
+/* "Not now": the log has batches placed and not yet committed
+ * (log_append_place); not a Kafka error code. */
+#define LOG_APPEND_AGAIN (-2)
+
+/* A leader append in three steps, so that the bytes can be written by
+ * another thread while the loop goes on: log_append_place (loop) does
+ * what log_append does but the write, and puts the batch after the
+ * batches already placed; log_write_run (any thread) writes it;
+ * log_append_commit (loop, in the order of placing) makes it part of the
+ * log. Until then readers see the log without it (LEO, sizes, indexes),
+ * so nothing reads bytes not yet written. The writer owns wr->fd, a
+ * duplicate of the segment's, so the log may even be deleted meanwhile:
+ * the caller then drops wr without commit (see log_uid). */
+typedef struct log_write_s {
+    int fd;                 /* -1 when nothing is to be written */
+    int64_t pos;
+    const uint8_t *batch;   /* the caller's, patched as log_append does */
+    size_t len;
+    log_batch_hdr_t h;      /* with the final offsets */
+    int err;                /* errno of a failed write, else 0 */
+    struct log_segment_s *seg;
+} log_write_t;
+
+/* As log_append, except that on success without duplicate the batch is
+ * only placed: wr gets the write to run, the log one more pending write.
+ * LOG_APPEND_AGAIN when it needs a roll while writes are pending (nothing
+ * changed: try again after they are committed). */
+int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                         int64_t now_ms, log_append_result_t *res, log_write_t *wr);
+/* Writes wr's bytes and closes wr->fd. Thread-safe: touches only wr. */
+void log_write_run(log_write_t *wr);
+/* Takes a written batch into the log; writes must be committed in the
+ * order they were placed. A failed write takes the log offline (later
+ * batches may have been written after it). Returns 0 or
+ * KAFKA_STORAGE_ERROR. */
+int16_t log_append_commit(log_t *log, log_write_t *wr);
+/* Batches placed and not yet committed. */
+int log_pending_writes(const log_t *log);
+/* A number that no other log opened by this process has: a caller that
+ * kept it can tell whether the log it finds is still the one it used. */
+uint64_t log_uid(const log_t *log);
 
 /* Appends batches fetched from a leader (one or more back to back) as
  * they are: offsets and epochs are kept, producer state is updated

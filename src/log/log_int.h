@@ -27,6 +27,13 @@ struct log_s {
     int epochs_recovered; /* open: recovery found epochs the file lacks */
     log_ecache_t epochs;
     log_pstate_t pstate;
+    uint64_t uid;         /* log_uid() */
+    /* Batches placed but not yet written (log_async.c): while pending > 0
+     * the next batch goes at pend_end / pend_pos of the active segment,
+     * past what readers see. */
+    int pending;
+    int64_t pend_end;
+    int64_t pend_pos;
 };
 
 #define LOG_ERR_STORAGE 56 /* KAFKA_STORAGE_ERROR */
@@ -45,6 +52,15 @@ static inline log_segment_t *log_active(const log_t *log)
 {
     return log->segs[log->nsegs - 1];
 }
+
+/* The checks and header changes every leader append makes before its
+ * bytes are placed (log_append): res and h get the final offsets, or the
+ * original's with res->duplicate. Returns a Kafka error code. */
+int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                           int64_t now_ms, log_append_result_t *res, log_batch_hdr_t *h);
+/* Rolls if the batch h (len bytes) does not fit the active segment, and
+ * records a new leader epoch. Returns 0 or KAFKA_STORAGE_ERROR. */
+int16_t log_place_batch(log_t *log, size_t len, const log_batch_hdr_t *h, int64_t now_ms);
 
 /* Index of the segment holding offset (greatest base <= offset), or 0. */
 int log_seg_floor(const log_t *log, int64_t offset);

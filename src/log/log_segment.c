@@ -386,29 +386,29 @@ int log_segment_flush(log_segment_t *seg)
  * cut fails too, the file holds part of a batch past seg->size: readers
  * never look there, and recovery cuts it, but the caller must not go on
  * appending as if nothing happened (-2). */
-int log_segment_append(log_segment_t *seg, const uint8_t *batch, size_t len,
-                       const log_batch_hdr_t *h, int32_t index_interval)
+int log_segment_write_at(int fd, const uint8_t *batch, size_t len, int64_t pos)
 {
-    int64_t last = hdr_last(h), pos = seg->size;
     size_t done = 0;
 
-    if (h->base_offset < seg->base_offset || last - seg->base_offset > INT32_MAX ||
-        pos + (int64_t)len > INT32_MAX) {
-        errno = ERANGE;
-        return -1;
-    }
     while (done < len) {
-        ssize_t w = fault_pwrite(seg->fd, batch + done, len - done, (off_t)(pos + (int64_t)done));
+        ssize_t w = fault_pwrite(fd, batch + done, len - done, (off_t)(pos + (int64_t)done));
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            int e = w < 0 ? errno : ENOSPC;
-            int undone = fault_ftruncate(seg->fd, (off_t)pos) == 0;
-            errno = e;
-            return undone ? -1 : -2;
+            if (w == 0)
+                errno = ENOSPC;
+            return -1;
         }
         done += (size_t)w;
     }
+    return 0;
+}
+
+void log_segment_account(log_segment_t *seg, size_t len, const log_batch_hdr_t *h,
+                         int32_t index_interval)
+{
+    int64_t last = hdr_last(h), pos = seg->size;
+
     if (pos == 0)
         seg->rolling_ts = h->max_timestamp;
     seg->size += (int64_t)len;
@@ -424,6 +424,25 @@ int log_segment_append(log_segment_t *seg, const uint8_t *batch, size_t len,
         seg->bytes_since_index = 0;
     }
     seg->bytes_since_index += (int64_t)len;
+}
+
+int log_segment_append(log_segment_t *seg, const uint8_t *batch, size_t len,
+                       const log_batch_hdr_t *h, int32_t index_interval)
+{
+    int64_t last = hdr_last(h), pos = seg->size;
+
+    if (h->base_offset < seg->base_offset || last - seg->base_offset > INT32_MAX ||
+        pos + (int64_t)len > INT32_MAX) {
+        errno = ERANGE;
+        return -1;
+    }
+    if (log_segment_write_at(seg->fd, batch, len, pos) < 0) {
+        int e = errno;
+        int undone = fault_ftruncate(seg->fd, (off_t)pos) == 0;
+        errno = e;
+        return undone ? -1 : -2;
+    }
+    log_segment_account(seg, len, h, index_interval);
     return 0;
 }
 

@@ -70,6 +70,14 @@ int64_t log_segment_position_of(log_segment_t *seg, int64_t offset);
 /* Reads len bytes at pos into memory the caller owns. NULL + errno. */
 uint8_t *log_segment_read_bytes(log_segment_t *seg, int64_t pos, size_t len);
 
+/* Writes len bytes at pos of fd, whole (any thread: touches no segment).
+ * Returns 0, or -1 with errno (part of it may have reached the file). */
+int log_segment_write_at(int fd, const uint8_t *batch, size_t len, int64_t pos);
+/* Takes a batch written at the segment's end (its current size) into the
+ * segment: size, next offset, max timestamp, index entries as Kafka adds
+ * them. */
+void log_segment_account(log_segment_t *seg, size_t len, const log_batch_hdr_t *h,
+                         int32_t index_interval);
 /* Appends one batch whose header (with final offsets) is h, adding index
  * entries as Kafka does. Returns 0; -1 with errno, the segment left as
  * before; or -2 with errno when the write failed and the part of it that

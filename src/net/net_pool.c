@@ -150,6 +150,23 @@ void net_pool_submit(net_pool_t *pool, net_job_t *job)
     pthread_mutex_unlock(&pool->todo_mu);
 }
 
+void net_pool_submit_first(net_pool_t *pool, net_job_t *job)
+{
+    pool->pending++;
+    pthread_mutex_lock(&pool->todo_mu);
+    job->next = pool->todo.head;
+    pool->todo.head = job;
+    if (!pool->todo.tail)
+        pool->todo.tail = job;
+    pthread_cond_signal(&pool->todo_cv);
+    pthread_mutex_unlock(&pool->todo_mu);
+}
+
+int net_pool_threads(const net_pool_t *pool)
+{
+    return pool->nthreads;
+}
+
 int net_pool_pending(const net_pool_t *pool)
 {
     return pool->pending;

@@ -28,9 +28,14 @@ struct net_job_s {
 net_pool_t *net_pool_new(net_loop_t *loop, int nthreads, void (*thread_exit)(void));
 /* Queues job; its done callback will run on the loop. */
 void net_pool_submit(net_pool_t *pool, net_job_t *job);
+/* Queues job ahead of every job not yet started (a stage that others
+ * wait for). */
+void net_pool_submit_first(net_pool_t *pool, net_job_t *job);
 /* Lets queued jobs finish, runs their done callbacks on the caller's
  * thread, joins the workers and frees the pool. NULL is ignored. */
 void net_pool_free(net_pool_t *pool);
+/* Worker threads. */
+int net_pool_threads(const net_pool_t *pool);
 /* Jobs submitted and not yet done. */
 int net_pool_pending(const net_pool_t *pool);
 

@@ -1224,6 +1224,159 @@ static void test_append_io_failure(void)
     log_close(log);
 }
 
+/* ---- appends written off the loop (log_async.c) ---- */
+
+/* A batch placed but not committed: offsets handed out, nothing visible. */
+static void test_async_place_commit(void)
+{
+    const char *dir = fresh_dir();
+    log_config_t cfg = small_cfg();
+    log_t *log = open_log(dir, &cfg, 0);
+    tb_t t = tb(2, 1000);
+    size_t len;
+    uint8_t *b[3];
+    log_write_t wr[3];
+    log_append_result_t res;
+    int64_t size0;
+
+    append(log, &t, 0);
+    size0 = log_size_bytes(log);
+    for (int i = 0; i < 3; i++) {
+        t.ts0 = 2000 + i;
+        b[i] = mkbatch(&t, &len);
+        CU_ASSERT_EQUAL(log_append_place(log, b[i], len, 3, NOW, &res, &wr[i]), 0);
+        CU_ASSERT_EQUAL(res.base_offset, 2 + 2 * i);
+        CU_ASSERT_EQUAL(res.last_offset, 3 + 2 * i);
+        CU_ASSERT(wr[i].fd >= 0);
+        CU_ASSERT_EQUAL(wr[i].pos, size0 + (int64_t)(i * len));
+    }
+    CU_ASSERT_EQUAL(log_pending_writes(log), 3);
+    CU_ASSERT_EQUAL(log_end_offset(log), 2);
+    CU_ASSERT_EQUAL(log_size_bytes(log), size0);
+    {
+        log_read_result_t rr;
+        CU_ASSERT_EQUAL(log_read(log, 2, 1 << 20, 1, INT64_MAX, &rr), 0);
+        CU_ASSERT_EQUAL(rr.len, 0);
+    }
+    /* a synchronous append would land before the pending bytes */
+    CU_ASSERT_EQUAL(log_append(log, b[0], len, 3, NOW, &res), LOG_APPEND_AGAIN);
+    /* writes may run in any order; commits go in placing order */
+    log_write_run(&wr[2]);
+    log_write_run(&wr[0]);
+    log_write_run(&wr[1]);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(wr[i].fd, -1);
+        CU_ASSERT_EQUAL(log_append_commit(log, &wr[i]), 0);
+        CU_ASSERT_EQUAL(log_end_offset(log), 4 + 2 * i);
+    }
+    CU_ASSERT_EQUAL(log_pending_writes(log), 0);
+    log_close(log);
+    log = open_log(dir, &cfg, 1);
+    CU_ASSERT_EQUAL(log_end_offset(log), 8);
+    {
+        log_read_result_t rr;
+        CU_ASSERT_EQUAL(log_read(log, 2, 1 << 20, 1, INT64_MAX, &rr), 0);
+        CU_ASSERT_EQUAL(rr.len, (int32_t)(3 * len));
+        uint8_t *got = read_region(&rr);
+        for (int i = 0; i < 3; i++) {
+            CU_ASSERT_EQUAL(get_be64(got + i * len), 2 + 2 * i);         /* base offset */
+            CU_ASSERT_EQUAL(get_be32(got + i * len + 12), 3);            /* leader epoch */
+            CU_ASSERT_EQUAL(memcmp(got + i * len, b[i], len), 0);        /* as placed */
+        }
+        free(got);
+        close(rr.fd);
+    }
+    for (int i = 0; i < 3; i++)
+        free(b[i]);
+    log_close(log);
+}
+
+/* A batch that needs a roll waits until the writes before it are in. */
+static void test_async_roll_waits(void)
+{
+    const char *dir = fresh_dir();
+    log_config_t cfg = small_cfg();
+    tb_t t = tb(2, 1000);
+    size_t len;
+    uint8_t *b = mkbatch(&t, &len);
+    log_write_t wr, wr2;
+    log_append_result_t res;
+
+    cfg.segment_bytes = (int64_t)(3 * len);
+    log_t *log = open_log(dir, &cfg, 0);
+    append(log, &t, 0);
+    append(log, &t, 0);
+    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr), 0);
+    CU_ASSERT_EQUAL(res.base_offset, 4);
+    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr2), LOG_APPEND_AGAIN);
+    CU_ASSERT_EQUAL(wr2.fd, -1);
+    CU_ASSERT_EQUAL(log_segment_count(log), 1);
+    log_write_run(&wr);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr), 0);
+    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr2), 0);
+    CU_ASSERT_EQUAL(res.base_offset, 6);
+    CU_ASSERT_EQUAL(log_segment_count(log), 2);
+    CU_ASSERT_EQUAL(wr2.pos, 0);
+    log_write_run(&wr2);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr2), 0);
+    CU_ASSERT_EQUAL(log_end_offset(log), 8);
+    CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000006.log")), (int64_t)len);
+    free(b);
+    log_close(log);
+}
+
+/* A failed write takes the log offline (a later write may already be in
+ * the file after the gap); recovery keeps what was committed. */
+static void test_async_failed_write(void)
+{
+    const char *dir = fresh_dir();
+    log_config_t cfg = small_cfg();
+    log_t *log = open_log(dir, &cfg, 0);
+    tb_t t = tb(2, 1000);
+    size_t len;
+    uint8_t *b = mkbatch(&t, &len);
+    log_write_t wr[2];
+    log_append_result_t res;
+
+    append(log, &t, 0);
+    int64_t size0 = log_size_bytes(log);
+    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr[0]), 0);
+    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr[1]), 0);
+    close(wr[0].fd);
+    wr[0].fd = open("/dev/null", O_RDONLY); /* its write fails (EBADF) */
+    log_write_run(&wr[0]);
+    log_write_run(&wr[1]);
+    CU_ASSERT_NOT_EQUAL(wr[0].err, 0);
+    CU_ASSERT_EQUAL(wr[1].err, 0);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr[0]), 56);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr[1]), 56);
+    CU_ASSERT(log_offline(log));
+    CU_ASSERT_EQUAL(log_pending_writes(log), 0);
+    CU_ASSERT_EQUAL(log_end_offset(log), 2);
+    log_close(log);
+    log = open_log(dir, &cfg, 0);
+    CU_ASSERT_EQUAL(log_end_offset(log), 2);
+    CU_ASSERT_EQUAL(log_size_bytes(log), size0);
+    CU_ASSERT_EQUAL(append(log, &t, 0), 2);
+    free(b);
+    log_close(log);
+}
+
+static void test_async_uid(void)
+{
+    log_config_t cfg = small_cfg();
+    const char *d1 = fresh_dir();
+    log_t *a = open_log(d1, &cfg, 0);
+    log_t *b = open_log(fresh_dir(), &cfg, 0);
+    CU_ASSERT_NOT_EQUAL(log_uid(a), log_uid(b));
+    uint64_t ua = log_uid(a);
+    log_close(a);
+    a = open_log(d1, &cfg, 1);
+    CU_ASSERT_NOT_EQUAL(log_uid(a), ua); /* the same place opened again */
+    log_close(a);
+    log_close(b);
+}
+
 /* kill -9 at a random moment of an append loop: the log recovers to at
  * least every append that had returned, and every batch in it is whole. */
 static void test_kill9_loop(void)
@@ -1327,6 +1480,10 @@ int main(void)
     CU_add_test(s, "flush", test_flush);
     CU_add_test(s, "replica append", test_replica_append);
     CU_add_test(s, "append I/O failure", test_append_io_failure);
+    CU_add_test(s, "placed batches: offsets now, bytes at commit", test_async_place_commit);
+    CU_add_test(s, "placed batch needing a roll waits", test_async_roll_waits);
+    CU_add_test(s, "failed placed write takes the log offline", test_async_failed_write);
+    CU_add_test(s, "log uid", test_async_uid);
     CU_add_test(s, "kill -9 loop", test_kill9_loop);
     int rc = unit_run();
     unit_rm_rf(tmpdir);
