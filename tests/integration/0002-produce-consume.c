@@ -23,15 +23,6 @@ static int64_t base_ts;
 static int64_t dr_ok, dr_fail;
 static int64_t dr_bad_offset;
 
-static uint32_t mix(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
 
 /* Key of message i into buf; returns its length, -1 for a null key. */
 static int gen_key(int i, char *buf)
@@ -50,7 +41,7 @@ static int gen_key(int i, char *buf)
 /* Value of message i: a compressible text part and a random tail. */
 static int gen_value(int i, char *buf)
 {
-    uint32_t h = mix((uint32_t)i);
+    uint32_t h = tl_mix32((uint32_t)i);
     int len, tail;
     if (i % 101 == 0)
         return -1; /* null value (tombstone) */
@@ -59,7 +50,7 @@ static int gen_value(int i, char *buf)
     len = sprintf(buf, "value %d of the 0002 test, partition %d; ", i, i % NPART);
     tail = (int)(h % 160);
     for (int k = 0; k < tail; k++) {
-        h = mix(h + (uint32_t)k);
+        h = tl_mix32(h + (uint32_t)k);
         buf[len++] = (char)(h & 0xff);
     }
     return len;
@@ -68,7 +59,7 @@ static int gen_value(int i, char *buf)
 /* 0..3 headers; the third has a null value. */
 static int gen_headers(int i, char names[][16], char vals[][32], int *vlens)
 {
-    int n = (int)(mix((uint32_t)i ^ 0x5a5a) % 4);
+    int n = (int)(tl_mix32((uint32_t)i ^ 0x5a5a) % 4);
     for (int h = 0; h < n; h++) {
         snprintf(names[h], 16, "h%d", h);
         vlens[h] = h == 2 ? -1 : snprintf(vals[h], 32, "hv-%d-%d", i, h);

@@ -10,56 +10,15 @@
  * is about durability of acknowledged writes, not deduplication (0004). */
 #include "testlib/seqrun.h"
 
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#define NPART 2
-#define MAX_MSGS 1000000
-#define KILLS 2
-
 /* No retries (see above); acks=all, as durability is the point. */
 static const char *const producer_conf[] = {
     "acks", "all", "retries", "0", "linger.ms", "1", "message.timeout.ms", "60000", NULL};
 
 int main(void)
 {
-    tl_broker b = {0};
-    tl_seqrun run;
-    tl_seqrun_result res;
-    char *dir, *topic;
-    rd_kafka_t *rk;
-    int rc;
-
+    tl_kill9_plan plan = {"0005-kill9", "kill9 message", producer_conf, 2, 1000000, 2, 200,
+                          1.0, 1.0};
     tl_init("0005-kill9");
-    dir = tl_scratch_dir("0005-broker");
-    topic = tl_topic_name("t0005");
-    tl_seqrun_init(&run, topic, NPART, "kill9 message", MAX_MSGS);
-    tl_broker_start(&b, dir, NULL);
-
-    rk = tl_seqrun_producer(&run, b.bootstrap, producer_conf);
-    TL_ASSERT(tl_create_topic(rk, topic, NPART) >= NPART, "partitions");
-    for (int k = 0; k < KILLS; k++) {
-        tl_seqrun_produce_for(&run, rk, 1.0 + (tl_rand() % 1000) / 1000.0, 200, 1);
-        tl_log("kill -9 after %d messages", run.n_sent);
-        tl_broker_kill9(&b);
-        tl_seqrun_produce_for(&run, rk, 0.2, 200, 1);
-        tl_broker_start(&b, dir, NULL);
-    }
-    tl_seqrun_produce_for(&run, rk, 1.0, 200, 1);
-    if (rd_kafka_flush(rk, 90000))
-        tl_fail("flush: %d messages left", rd_kafka_outq_len(rk));
-    rd_kafka_destroy(rk);
-
-    tl_seqrun_check(&run, b.bootstrap, 60, "after the kills", &res);
-    tl_log("%d produced: %d acknowledged, %d failed (%d of those in the log anyway); "
-           "%" PRId64 " in the log", run.n_sent, res.ok, res.failed, res.failed_seen, res.in_log);
-    TL_ASSERT(res.ok > run.n_sent / 2, "only %d of %d acknowledged", res.ok, run.n_sent);
-    TL_ASSERT_EQ(res.in_log, res.ok + res.failed_seen);
-    rc = tl_broker_stop(&b);
-    TL_ASSERT(rc == 0, "broker exit status %d on SIGTERM", rc);
-    tl_seqrun_free(&run);
-    free(dir);
-    free(topic);
+    tl_seqrun_kill9(&plan);
     return tl_done();
 }

@@ -113,41 +113,22 @@ static void *meta_run(void *arg)
     return NULL;
 }
 
+static void check_cold(const rd_kafka_message_t *msg, void *arg)
+{
+    char v[VLEN];
+    (void)arg;
+    gen_value(msg->partition, msg->offset, v);
+    TL_ASSERT(msg->len == VLEN && memcmp(msg->payload, v, VLEN) == 0,
+              "partition %d offset %" PRId64 ": value differs", msg->partition, msg->offset);
+}
+
 static void consume_all(const char *bs)
 {
     rd_kafka_conf_t *conf = tl_conf(bs);
-    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(NPART);
-    int64_t next[NPART] = {0}, got = 0;
-    double deadline = tl_now() + 120;
-    char v[VLEN];
-
-    tl_conf_set(conf, "group.id", "cold-0011");
-    tl_conf_set(conf, "enable.auto.commit", "false");
     tl_conf_set(conf, "max.partition.fetch.bytes", "8388608");
     tl_conf_set(conf, "fetch.max.bytes", "26214400");
-    rd_kafka_t *rk = tl_new(RD_KAFKA_CONSUMER, conf);
-    for (int p = 0; p < NPART; p++)
-        rd_kafka_topic_partition_list_add(parts, "cold", p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    TL_ASSERT_EQ(rd_kafka_assign(rk, parts), 0);
-    rd_kafka_topic_partition_list_destroy(parts);
-    while (got < (int64_t)NPART * PER_PART) {
-        TL_ASSERT(tl_now() < deadline, "consumed %" PRId64 " in 120 s", got);
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 500);
-        if (!msg)
-            continue;
-        TL_ASSERT(!msg->err, "consume: %s", rd_kafka_message_errstr(msg));
-        int p = msg->partition;
-        TL_ASSERT(p >= 0 && p < NPART, "partition %d", p);
-        TL_ASSERT(msg->offset == next[p], "partition %d: offset %" PRId64 ", expected %" PRId64, p,
-                  msg->offset, next[p]);
-        gen_value(p, msg->offset, v);
-        TL_ASSERT(msg->len == VLEN && memcmp(msg->payload, v, VLEN) == 0,
-                  "partition %d offset %" PRId64 ": value differs", p, msg->offset);
-        next[p]++;
-        got++;
-        rd_kafka_message_destroy(msg);
-    }
-    rd_kafka_destroy(rk);
+    rd_kafka_destroy(tl_consume_from_start(conf, "cold", NPART, (int64_t)NPART * PER_PART, 120,
+                                           check_cold, NULL));
 }
 
 /* Fetch v4 of one partition from offset 0 with 16 MB allowed: walks the

@@ -61,15 +61,6 @@
 static arena_t arena;
 static const char *bs;
 
-static uint32_t mix(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
 
 static int64_t wall_ms(void)
 {
@@ -78,11 +69,7 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static proto_str_t S(const char *s)
-{
-    proto_str_t p = {s, (int32_t)strlen(s)};
-    return p;
-}
+#define S tl_wire_str
 
 static int wire_connect(void)
 {
@@ -103,10 +90,10 @@ static const char *const words[32] = {
  * finds matches, and every value differs). */
 static void big_value(int round, int i, char *v)
 {
-    uint32_t h = mix((uint32_t)i * 2654435761u + (uint32_t)round);
+    uint32_t h = tl_mix32((uint32_t)i * 2654435761u + (uint32_t)round);
     int len = snprintf(v, BIG_LEN, "k%d of round %d:", i, round);
     while (len < BIG_LEN) {
-        h = mix(h + 1);
+        h = tl_mix32(h + 1);
         const char *w = words[h % 32];
         v[len++] = ' ';
         for (; *w && len < BIG_LEN; w++)
@@ -283,37 +270,26 @@ static void check_message(const rd_kafka_message_t *msg, int round, int *next_bi
     }
 }
 
+/* What check_message needs across messages. */
+typedef struct consume_state {
+    int round;
+    int next_big[NPART], next_small[NPART];
+} consume_state;
+
+static void check_one(const rd_kafka_message_t *msg, void *arg)
+{
+    consume_state *st = arg;
+    check_message(msg, st->round, st->next_big, st->next_small);
+}
+
 static void consume_all(const char *topic, int round)
 {
     rd_kafka_conf_t *conf = tl_conf(bs);
-    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(NPART);
-    int64_t next[NPART] = {0}, got = 0, lo, hi;
-    int next_big[NPART] = {0}, next_small[NPART] = {0};
-    double deadline = tl_now() + 60;
+    consume_state st = {round, {0}, {0}};
+    int64_t lo, hi;
 
-    tl_conf_set(conf, "group.id", "g0012");
-    tl_conf_set(conf, "enable.auto.commit", "false");
     tl_conf_set(conf, "check.crcs", "true");
-    rd_kafka_t *rk = tl_new(RD_KAFKA_CONSUMER, conf);
-    for (int p = 0; p < NPART; p++)
-        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    TL_ASSERT_EQ(rd_kafka_assign(rk, parts), 0);
-    rd_kafka_topic_partition_list_destroy(parts);
-    while (got < N_BIG + N_SMALL) {
-        TL_ASSERT(tl_now() < deadline, "consumed %" PRId64 " in 60 s", got);
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 500);
-        if (!msg)
-            continue;
-        TL_ASSERT(!msg->err, "consume: %s", rd_kafka_message_errstr(msg));
-        int p = msg->partition;
-        TL_ASSERT(p >= 0 && p < NPART, "partition %d", p);
-        TL_ASSERT(msg->offset == next[p], "partition %d: offset %" PRId64 ", expected %" PRId64, p,
-                  msg->offset, next[p]);
-        check_message(msg, round, next_big, next_small);
-        next[p]++;
-        got++;
-        rd_kafka_message_destroy(msg);
-    }
+    rd_kafka_t *rk = tl_consume_from_start(conf, topic, NPART, N_BIG + N_SMALL, 60, check_one, &st);
     for (int p = 0; p < NPART; p++) {
         TL_ASSERT(!rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 10000), "watermarks");
         TL_ASSERT(lo == 0 && hi == (N_BIG + N_SMALL) / NPART,
@@ -457,9 +433,9 @@ static void build_batch(buf_t *out, char tag, int req, int n, int vlen, int64_t 
     log_batch_build_t opt;
 
     for (int k = 0; k < n; k++) {
-        uint32_t h = mix(((uint32_t)tag << 24) ^ ((uint32_t)req << 12) ^ (uint32_t)k);
+        uint32_t h = tl_mix32(((uint32_t)tag << 24) ^ ((uint32_t)req << 12) ^ (uint32_t)k);
         for (int x = 0; x < vlen; x++) {
-            h = mix(h + (uint32_t)x);
+            h = tl_mix32(h + (uint32_t)x);
             vals[(size_t)k * (size_t)vlen + (size_t)x] = (uint8_t)h;
         }
         recs[k].key_len = snprintf(keys[k], sizeof(keys[k]), "%c%d-%d", tag, req, k);
@@ -765,18 +741,10 @@ static int64_t settled_end(int fd, const char *topic)
 
 static void metadata_answers(const char *topic)
 {
-    proto_metadata_req_t r;
     proto_metadata_resp_t resp;
-    proto_metadata_req_metadata_request_topic_t t;
     int fd = wire_connect();
-    proto_metadata_req_init(&r);
-    proto_metadata_req_metadata_request_topic_init(&t);
-    t.name = S(topic);
-    r.topics.n = 1;
-    r.topics.v = &t;
-    r.allow_auto_topic_creation = false;
     arena_reset(&arena);
-    TL_WIRE_CALL(fd, &arena, metadata, 3, 12, &r, &resp);
+    tl_wire_metadata(fd, &arena, 12, topic, 0, &resp);
     TL_ASSERT(resp.topics.n == 1 && resp.topics.v[0].error_code == 0 &&
                   resp.topics.v[0].partitions.n == 1 &&
                   resp.topics.v[0].partitions.v[0].leader_id >= 0,

@@ -55,11 +55,7 @@ static char datadir[600];
 
 /* ---- requests ---- */
 
-static proto_str_t S(const char *s)
-{
-    proto_str_t p = {s, s ? (int32_t)strlen(s) : -1};
-    return p;
-}
+#define S tl_wire_str
 
 static int eq(proto_str_t a, const char *b)
 {
@@ -69,16 +65,8 @@ static int eq(proto_str_t a, const char *b)
 static const proto_metadata_resp_metadata_response_partition_t *md_part(const char *topic,
                                                                          int32_t p, int16_t v)
 {
-    proto_metadata_req_t r;
     proto_metadata_resp_t resp;
-    proto_metadata_req_metadata_request_topic_t t;
-    proto_metadata_req_init(&r);
-    proto_metadata_req_metadata_request_topic_init(&t);
-    t.name = S(topic);
-    r.topics.n = 1;
-    r.topics.v = &t;
-    r.allow_auto_topic_creation = false;
-    TL_WIRE_CALL(wfd, &arena, metadata, 3, v, &r, &resp);
+    tl_wire_metadata(wfd, &arena, v, topic, 0, &resp);
     TL_ASSERT(resp.topics.n == 1 && resp.topics.v[0].error_code == 0, "Metadata v%d %s", v, topic);
     for (int32_t i = 0; i < resp.topics.v[0].partitions.n; i++)
         if (resp.topics.v[0].partitions.v[i].partition_index == p)
@@ -744,16 +732,8 @@ static void expect_topic_changes_fail(void)
 /* Auto-creation through Metadata (v12) of a new topic: its error. */
 static int16_t auto_create(const char *name)
 {
-    proto_metadata_req_t r;
     proto_metadata_resp_t resp;
-    proto_metadata_req_metadata_request_topic_t t;
-    proto_metadata_req_init(&r);
-    proto_metadata_req_metadata_request_topic_init(&t);
-    t.name = S(name);
-    r.topics.n = 1;
-    r.topics.v = &t;
-    r.allow_auto_topic_creation = true;
-    TL_WIRE_CALL(wfd, &arena, metadata, 3, 12, &r, &resp);
+    tl_wire_metadata(wfd, &arena, 12, name, 1, &resp);
     return resp.topics.v[0].error_code;
 }
 

@@ -177,3 +177,39 @@ void tl_seqrun_check(tl_seqrun *run, const char *bs, double timeout_s, const cha
     }
     free(seen);
 }
+
+void tl_seqrun_kill9(const tl_kill9_plan *k)
+{
+    tl_broker b = {0};
+    tl_seqrun run;
+    tl_seqrun_result res;
+    char *dir = tl_scratch_dir(k->name), *topic = tl_topic_name(k->name);
+
+    tl_seqrun_init(&run, topic, k->nparts, k->tag, k->max);
+    tl_broker_start(&b, dir, NULL);
+    rd_kafka_t *rk = tl_seqrun_producer(&run, b.bootstrap, k->producer_conf);
+    TL_ASSERT(tl_create_topic(rk, topic, k->nparts) >= k->nparts, "partitions");
+    for (int i = 0; i < k->kills; i++) {
+        double secs = k->round_min + (double)(tl_rand() % 1000) / 1000.0 * k->round_span;
+        tl_seqrun_produce_for(&run, rk, secs, k->burst, 1);
+        tl_log("kill -9 after %d messages", run.n_sent);
+        tl_broker_kill9(&b);
+        tl_seqrun_produce_for(&run, rk, 0.2, k->burst, 1);
+        tl_broker_start(&b, dir, NULL);
+    }
+    tl_seqrun_produce_for(&run, rk, 1.0, k->burst, 1);
+    if (rd_kafka_flush(rk, 90000))
+        tl_fail("flush: %d messages left", rd_kafka_outq_len(rk));
+    rd_kafka_destroy(rk);
+
+    tl_seqrun_check(&run, b.bootstrap, 60, "after the kills", &res);
+    tl_log("%d produced: %d acknowledged, %d failed (%d of those in the log anyway); "
+           "%" PRId64 " in the log", run.n_sent, res.ok, res.failed, res.failed_seen, res.in_log);
+    TL_ASSERT(res.ok > run.n_sent / 2, "only %d of %d acknowledged", res.ok, run.n_sent);
+    TL_ASSERT_EQ(res.in_log, res.ok + res.failed_seen);
+    int rc = tl_broker_stop(&b);
+    TL_ASSERT(rc == 0, "broker exit status %d on SIGTERM", rc);
+    tl_seqrun_free(&run);
+    free(dir);
+    free(topic);
+}

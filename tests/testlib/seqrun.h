@@ -52,4 +52,21 @@ void tl_seqrun_produce_for(tl_seqrun *run, rd_kafka_t *rk, double secs, int burs
 void tl_seqrun_check(tl_seqrun *run, const char *bs, double timeout_s, const char *what,
                      tl_seqrun_result *res);
 
+/* The kill -9 scenario (0005, 0013): the test's own broker is started,
+ * a topic of nparts partitions created, and `kills` times the producer
+ * runs for round_min + a random part of round_span seconds (burst
+ * messages per 1 ms poll) before the broker is killed with SIGKILL and
+ * restarted on the same data; then every acknowledged message must be in
+ * the log as tl_seqrun_check demands, more than half of them must have
+ * been acknowledged, and the broker must stop cleanly on SIGTERM. */
+typedef struct tl_kill9_plan {
+    const char *name;                 /* scratch dir and topic prefix */
+    const char *tag;                  /* value prefix */
+    const char *const *producer_conf; /* key, value, ..., NULL */
+    int nparts, max, kills, burst;
+    double round_min, round_span;
+} tl_kill9_plan;
+
+void tl_seqrun_kill9(const tl_kill9_plan *plan);
+
 #endif

@@ -483,3 +483,49 @@ void tl_req_finish(tl_req *r)
     tl_req_i32(r, (int32_t)(len - 4));
     r->len = len;
 }
+
+uint32_t tl_mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+rd_kafka_t *tl_consume_from_start(rd_kafka_conf_t *conf, const char *topic, int nparts,
+                                  int64_t n, double timeout_s,
+                                  void (*check)(const rd_kafka_message_t *msg, void *arg),
+                                  void *arg)
+{
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(nparts);
+    int64_t *next = calloc((size_t)nparts, sizeof(*next)), got = 0;
+    double deadline = tl_now() + timeout_s;
+
+    tl_conf_set(conf, "group.id", topic);
+    tl_conf_set(conf, "enable.auto.commit", "false");
+    rd_kafka_t *rk = tl_new(RD_KAFKA_CONSUMER, conf);
+    for (int p = 0; p < nparts; p++)
+        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    TL_ASSERT_EQ(rd_kafka_assign(rk, parts), 0);
+    rd_kafka_topic_partition_list_destroy(parts);
+    while (got < n) {
+        TL_ASSERT(tl_now() < deadline, "consumed %lld of %lld in %.0f s", (long long)got,
+                  (long long)n, timeout_s);
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(rk, 500);
+        if (!msg)
+            continue;
+        TL_ASSERT(!msg->err, "consume: %s", rd_kafka_message_errstr(msg));
+        int p = msg->partition;
+        TL_ASSERT(p >= 0 && p < nparts, "partition %d", p);
+        TL_ASSERT(msg->offset == next[p], "partition %d: offset %lld, expected %lld", p,
+                  (long long)msg->offset, (long long)next[p]);
+        check(msg, arg);
+        next[p]++;
+        got++;
+        rd_kafka_message_destroy(msg);
+    }
+    free(next);
+    return rk;
+}

@@ -63,6 +63,9 @@ char *tl_topic_name(const char *prefix);
 double tl_now(void);
 /* Test-reproducible pseudo random numbers (seeded by TL_SEED or the pid). */
 uint32_t tl_rand(void);
+/* A fixed 32-bit mix (a pure function: test data derived from numbers can
+ * be rebuilt from them to check what comes back). */
+uint32_t tl_mix32(uint32_t x);
 
 /* ---- librdkafka ---- */
 
@@ -70,6 +73,16 @@ uint32_t tl_rand(void);
  * owns it (or passes it to rd_kafka_new, which takes ownership). */
 rd_kafka_conf_t *tl_conf(const char *bootstrap);
 void tl_conf_set(rd_kafka_conf_t *conf, const char *key, const char *val);
+/* Reads partitions 0..nparts-1 of topic from their start with a consumer
+ * made from conf (taken over; group.id and enable.auto.commit=false are set
+ * here) until n messages have come, within timeout_s: every message must
+ * come without error, and each partition's offsets must run 0, 1, 2, ...;
+ * check(msg, arg) then looks at its contents. Returns the consumer, still
+ * open, for more questions (the caller destroys it). */
+rd_kafka_t *tl_consume_from_start(rd_kafka_conf_t *conf, const char *topic, int nparts,
+                                  int64_t n, double timeout_s,
+                                  void (*check)(const rd_kafka_message_t *msg, void *arg),
+                                  void *arg);
 /* rd_kafka_new that fails the test on error; takes ownership of conf. */
 rd_kafka_t *tl_new(rd_kafka_type_t type, rd_kafka_conf_t *conf);
 /* Creates topic with the given partition count (replication factor 1)

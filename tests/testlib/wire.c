@@ -49,3 +49,23 @@ const uint8_t *tl_wire_recv(int fd, int16_t key, int16_t ver, int32_t corr, aren
     *len = (size_t)n - hl;
     return body;
 }
+
+proto_str_t tl_wire_str(const char *s)
+{
+    proto_str_t p = {s, s ? (int32_t)strlen(s) : -1};
+    return p;
+}
+
+void tl_wire_metadata(int fd, arena_t *arena, int16_t ver, const char *topic, int auto_create,
+                      proto_metadata_resp_t *resp)
+{
+    proto_metadata_req_t r;
+    proto_metadata_req_metadata_request_topic_t t;
+    proto_metadata_req_init(&r);
+    proto_metadata_req_metadata_request_topic_init(&t);
+    t.name = tl_wire_str(topic);
+    r.topics.n = 1;
+    r.topics.v = &t;
+    r.allow_auto_topic_creation = auto_create != 0;
+    TL_WIRE_CALL(fd, arena, metadata, 3, ver, &r, resp);
+}

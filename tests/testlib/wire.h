@@ -44,4 +44,12 @@ const uint8_t *tl_wire_recv(int fd, int16_t key, int16_t ver, int32_t corr, aren
                   #api " v%d: undecodable answer", (int)(ver));                                 \
     } while (0)
 
+/* A protocol string over s (NULL: the null string); s must outlive it. */
+proto_str_t tl_wire_str(const char *s);
+
+/* Metadata v`ver` for the one topic (auto-creation as asked) on fd; the
+ * answer's strings and arrays live in arena. */
+void tl_wire_metadata(int fd, arena_t *arena, int16_t ver, const char *topic, int auto_create,
+                      proto_metadata_resp_t *resp);
+
 #endif
