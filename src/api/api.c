@@ -6,7 +6,7 @@
 
 #include "api/api_admin.h"
 #include "api/api_group.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 

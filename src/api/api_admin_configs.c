@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "api/api_admin.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 #include "cluster/cfg_broker.h"
 #include "cluster/cfg_topic.h"
 #include "util/logging.h"

@@ -7,7 +7,7 @@
 
 #include "api/api_admin.h"
 #include "api/api_group.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 #include "cluster/cfg_topic.h"
 #include "util/uuid.h"
 

@@ -10,7 +10,6 @@
 #include "api/api_fsess.h"
 #include "api/api_util.h"
 
-#define KERR_FETCH_SESSION_TOPIC_ID_ERROR 106
 
 typedef struct api_fitem_s {
     proto_str_t name;      /* as the client names the topic (v < 13) */

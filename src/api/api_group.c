@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/kerr.h"
+#include "util/kerr.h"
 #include "coord/grp_log.h"
 #include "util/logging.h"
 
@@ -223,11 +223,11 @@ static void api_group_finish(void *pending)
     api_grp_wait_t *pw = pending;
     grp_waiter_cancel(pw->coord, &pw->w);
     if (pw->w.join_done) {
-        grp_join_result_t jr = {.error = GRP_ERR_NOT_COORDINATOR, .generation = -1,
+        grp_join_result_t jr = {.error = KERR_NOT_COORDINATOR, .generation = -1,
                                 .member_id = "", .leader = ""};
         api_join_done(&pw->w, &jr);
     } else {
-        grp_sync_result_t sr = {.error = GRP_ERR_NOT_COORDINATOR};
+        grp_sync_result_t sr = {.error = KERR_NOT_COORDINATOR};
         api_sync_done(&pw->w, &sr);
     }
 }

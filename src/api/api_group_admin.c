@@ -4,7 +4,7 @@
 #include <strings.h>
 
 #include "api/api_group.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 
 /* With no authorizer, Kafka reports every operation a group supports:
  * READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10),
@@ -115,7 +115,7 @@ void api_list_groups(api_req_t *req)
         return;
     }
     /* Groups of partitions still loading are not listed yet. */
-    resp.error_code = grp_loading(c) ? GRP_ERR_COORDINATOR_LOAD_IN_PROGRESS : KERR_NONE;
+    resp.error_code = grp_loading(c) ? KERR_COORDINATOR_LOAD_IN_PROGRESS : KERR_NONE;
     while (grp_next(c, &pos))
         n++;
     resp.groups.v = arena_calloc(req->arena, n + 1, sizeof(*resp.groups.v));

@@ -8,7 +8,7 @@
 
 #include "api/api_group.h"
 #include "api/api_util.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 
 /* Kafka looks in its metadata only: a partition that is offline here
  * still exists, and commits for it are taken. */

@@ -22,7 +22,6 @@
 #include "util/logging.h"
 
 /* Kafka's INVALID_TXN_STATE: transactional batches need a coordinator. */
-#define KERR_INVALID_TXN_STATE 48
 
 /* Requests with at least this many record bytes go to the pool: their
  * CRC and record walk (tens of us) and copy are well above a hop's cost. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 
 void api_init_producer_id(api_req_t *req)

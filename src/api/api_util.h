@@ -3,7 +3,7 @@
 #define STRAND_API_UTIL_H
 
 #include "api/api.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 
 #include <string.h>
 

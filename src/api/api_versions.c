@@ -1,6 +1,6 @@
 /* ApiVersions (key 18): how clients learn what we speak. */
 #include "api/api.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 
 /* KIP-511: client software names and versions must match
  * [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "api/api_produce.h"
-#include "api/kerr.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 

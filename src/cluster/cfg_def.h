@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "util/kerr.h"
+
 /* DescribeConfigs v3+ ConfigType. */
 enum cfg_type {
     CFG_T_UNKNOWN = 0,
@@ -35,7 +37,6 @@ enum cfg_source {
 #define CFG_SENS 2 /* sensitive: the value is never shown */
 
 /* Kafka's INVALID_CONFIG. */
-#define CFG_ERR_INVALID_CONFIG 40
 
 #define CFG_MAX_SYN 12
 

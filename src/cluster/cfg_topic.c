@@ -230,7 +230,7 @@ static int16_t cfg_bad(char *err, size_t errlen, const char *value, const char *
                        const char *why)
 {
     snprintf(err, errlen, "Invalid value %s for configuration %s: %s", value, key, why);
-    return CFG_ERR_INVALID_CONFIG;
+    return KERR_INVALID_CONFIG;
 }
 
 static void cfg_choices_text(const char *const *choices, char *buf, size_t cap)
@@ -293,7 +293,7 @@ static int16_t cfg_check_list(const cfg_topic_key_t *k, const char *v, char *err
             n--;
         if (n == 0) {
             snprintf(err, errlen, "Configuration '%s' values must not be empty.", k->name);
-            return CFG_ERR_INVALID_CONFIG;
+            return KERR_INVALID_CONFIG;
         }
         if (!cfg_in(k->choices, p, n)) {
             char item[256];
@@ -333,7 +333,7 @@ int16_t cfg_topic_check(const cfg_topic_key_t *k, const char *value, char *err, 
 
     if (!value) {
         snprintf(err, errlen, "Null value not supported for topic configs: %s", k->name);
-        return CFG_ERR_INVALID_CONFIG;
+        return KERR_INVALID_CONFIG;
     }
     cfg_trim(value, t, sizeof(t));
     switch (k->type) {
@@ -469,12 +469,12 @@ int16_t cfg_topic_check_all(const topic_cfg_t *cfg, char *err, size_t errlen)
                  "conflict topic config setting min.compaction.lag.ms (%" PRId64
                  ") > max.compaction.lag.ms (%" PRId64 ")",
                  cfg->min_compaction_lag_ms, cfg->max_compaction_lag_ms);
-        return CFG_ERR_INVALID_CONFIG;
+        return KERR_INVALID_CONFIG;
     }
     if (cfg->remote_storage) {
         snprintf(err, errlen, "Tiered Storage functionality is disabled in the broker. Topic "
                               "cannot be configured with remote log storage.");
-        return CFG_ERR_INVALID_CONFIG;
+        return KERR_INVALID_CONFIG;
     }
     return 0;
 }

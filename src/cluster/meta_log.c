@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "log/log_batch.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
-#define META_ERR_STORAGE 56
 #define META_READ_CHUNK (1 << 20)
 
 /* Kafka's Uuid.METADATA_TOPIC_ID: 0x0...01. */
@@ -235,7 +235,7 @@ int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t n
     buf_init(&b);
     if (meta_log_build_batch(&b, recs, n, now_ms) < 0) {
         buf_free(&b);
-        return META_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     kerr = log_append(ml->log, b.p, b.len, ml->epoch, now_ms, &res);
     buf_free(&b);
@@ -245,10 +245,10 @@ int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t n
         lg_error("metadata log: fsync failed: %s", strerror(errno));
         if (log_truncate_to(ml->log, res.base_offset) < 0)
             lg_error("metadata log: cannot remove the unsynced batch: %s", strerror(errno));
-        kerr = META_ERR_STORAGE;
+        kerr = KERR_KAFKA_STORAGE_ERROR;
     }
     if (kerr) {
-        lg_error("metadata log: append failed (error %d)", kerr);
+        lg_error("metadata log: append failed (%s)", kerr_name(kerr));
         return kerr;
     }
     log_set_high_watermark(ml->log, log_end_offset(ml->log));

@@ -198,13 +198,13 @@ void grp_transition(grp_coord_t *c, grp_t *g, grp_state_t to)
 int16_t grp_validate_id(grp_coord_t *c, const char *id, bool allow_empty)
 {
     if (!id || (!allow_empty && !*id))
-        return GRP_ERR_INVALID_GROUP_ID;
+        return KERR_INVALID_GROUP_ID;
     int32_t part = grp_rec_partition_for(id, strlen(id), c->cfg.num_partitions);
     if (grp_part_offline(c, part))
-        return GRP_ERR_NOT_COORDINATOR;
+        return KERR_NOT_COORDINATOR;
     if (c->nloading && c->loading[part])
-        return GRP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
-    return GRP_ERR_NONE;
+        return KERR_COORDINATOR_LOAD_IN_PROGRESS;
+    return KERR_NONE;
 }
 
 bool grp_part_offline(const grp_coord_t *c, int32_t part)
@@ -215,7 +215,7 @@ bool grp_part_offline(const grp_coord_t *c, int32_t part)
 int16_t grp_find_coordinator(grp_coord_t *c, const char *group_id)
 {
     int32_t part = grp_rec_partition_for(group_id, strlen(group_id), c->cfg.num_partitions);
-    return grp_part_offline(c, part) ? GRP_ERR_COORDINATOR_NOT_AVAILABLE : GRP_ERR_NONE;
+    return grp_part_offline(c, part) ? KERR_COORDINATOR_NOT_AVAILABLE : KERR_NONE;
 }
 
 grp_t *grp_next(grp_coord_t *c, size_t *pos)
@@ -316,9 +316,9 @@ grp_member_t *grp_member_new(grp_t *g, const grp_join_req_t *req, const char *me
 void grp_member_remove(grp_coord_t *c, grp_member_t *m)
 {
     grp_t *g = m->grp;
-    static const grp_join_result_t jgone = {.error = GRP_ERR_UNKNOWN_MEMBER_ID,
+    static const grp_join_result_t jgone = {.error = KERR_UNKNOWN_MEMBER_ID,
                                             .member_id = "", .generation = -1, .leader = ""};
-    static const grp_sync_result_t sgone = {.error = GRP_ERR_UNKNOWN_MEMBER_ID};
+    static const grp_sync_result_t sgone = {.error = KERR_UNKNOWN_MEMBER_ID};
 
     /* A parked request must never stay parked: answer it. */
     if (m->join_w)

@@ -152,15 +152,15 @@ int16_t grp_validate_member(grp_t *g, const char *member_id, const char *instanc
     if (instance_id) {
         grp_member_t *m = smap_get(&g->by_instance, instance_id, strlen(instance_id));
         if (!m)
-            return GRP_ERR_UNKNOWN_MEMBER_ID;
+            return KERR_UNKNOWN_MEMBER_ID;
         if (!member_id || strcmp(m->id, member_id)) {
             lg_info("group %s: member %s of static instance %s is fenced by member %s", g->id,
                     member_id ? member_id : "", instance_id, m->id);
-            return GRP_ERR_FENCED_INSTANCE_ID;
+            return KERR_FENCED_INSTANCE_ID;
         }
-        return GRP_ERR_NONE;
+        return KERR_NONE;
     }
-    return grp_member_get(g, member_id) ? GRP_ERR_NONE : GRP_ERR_UNKNOWN_MEMBER_ID;
+    return grp_member_get(g, member_id) ? KERR_NONE : KERR_UNKNOWN_MEMBER_ID;
 }
 
 /* Kafka's member ids: the client id (or instance id) and a random UUID
@@ -191,7 +191,7 @@ static void grp_member_await_join(grp_coord_t *c, grp_member_t *m, grp_waiter_t 
         grp_join_result_t r;
         grp_waiter_t *old = m->join_w;
         m->join_w = NULL;
-        grp_reply_join(c, old, grp_join_err(&r, m->id, GRP_ERR_REBALANCE_IN_PROGRESS));
+        grp_reply_join(c, old, grp_join_err(&r, m->id, KERR_REBALANCE_IN_PROGRESS));
     }
     if (!m->awaiting_join) {
         m->awaiting_join = true;
@@ -286,7 +286,7 @@ static void grp_reset_assignment_error(grp_coord_t *c, grp_t *g, int16_t err)
 void grp_prepare_rebalance(grp_coord_t *c, grp_t *g, const char *reason)
 {
     if (g->state == GRP_COMPLETING_REBALANCE)
-        grp_reset_assignment_error(c, g, GRP_ERR_REBALANCE_IN_PROGRESS);
+        grp_reset_assignment_error(c, g, KERR_REBALANCE_IN_PROGRESS);
     grp_timer_stop(c, &g->sync_timer);
     if (g->state == GRP_EMPTY) {
         /* group.initial.rebalance.delay.ms: wait for more members of a
@@ -467,7 +467,7 @@ void grp_member_leave(grp_coord_t *c, grp_member_t *m, const char *reason)
 {
     grp_t *g = m->grp;
     grp_join_result_t r;
-    grp_member_join_done(c, m, grp_join_err(&r, "", GRP_ERR_UNKNOWN_MEMBER_ID));
+    grp_member_join_done(c, m, grp_join_err(&r, "", KERR_UNKNOWN_MEMBER_ID));
     grp_member_remove(c, m);
     switch (g->state) {
     case GRP_STABLE:
@@ -562,8 +562,8 @@ static void grp_join_static_known(grp_coord_t *c, grp_t *g, grp_member_t *m,
     grp_join_result_t r;
     grp_sync_result_t s;
 
-    grp_member_join_done(c, m, grp_join_err(&r, old.id, GRP_ERR_FENCED_INSTANCE_ID));
-    grp_member_sync_done(c, m, grp_sync_err(&s, GRP_ERR_FENCED_INSTANCE_ID));
+    grp_member_join_done(c, m, grp_join_err(&r, old.id, KERR_FENCED_INSTANCE_ID));
+    grp_member_sync_done(c, m, grp_sync_err(&s, KERR_FENCED_INSTANCE_ID));
     smap_del(&g->by_id, old.id, strlen(old.id));
     m->id = xstrdup(new_id);
     smap_put(&g->by_id, m->id, strlen(m->id), m);
@@ -593,7 +593,7 @@ static void grp_join_static_known(grp_coord_t *c, grp_t *g, grp_member_t *m,
 static void grp_join_new(grp_coord_t *c, grp_t *g, const grp_join_req_t *req, grp_waiter_t *w)
 {
     if (!grp_supports(g, req)) {
-        grp_join_fail(c, w, "", GRP_ERR_INCONSISTENT_GROUP_PROTOCOL);
+        grp_join_fail(c, w, "", KERR_INCONSISTENT_GROUP_PROTOCOL);
         return;
     }
     char *id = grp_new_member_id(c, req);
@@ -606,7 +606,7 @@ static void grp_join_new(grp_coord_t *c, grp_t *g, const grp_join_req_t *req, gr
         grp_join_static_known(c, g, old, req, id, w);
     } else if (!req->instance_id && req->require_known_member_id) {
         grp_pending_add(c, g, id, req->session_timeout);
-        grp_join_fail(c, w, id, GRP_ERR_MEMBER_ID_REQUIRED);
+        grp_join_fail(c, w, id, KERR_MEMBER_ID_REQUIRED);
     } else {
         grp_add_member(c, g, req, id, w);
     }
@@ -620,12 +620,12 @@ static void grp_join_current(grp_coord_t *c, grp_t *g, const grp_join_req_t *req
     char reason[300];
 
     if (!grp_supports(g, req)) {
-        grp_join_fail(c, w, id, GRP_ERR_INCONSISTENT_GROUP_PROTOCOL);
+        grp_join_fail(c, w, id, KERR_INCONSISTENT_GROUP_PROTOCOL);
         return;
     }
     if (smap_get(&g->pending, id, strlen(id))) {
         if (req->instance_id)
-            grp_join_fail(c, w, id, GRP_ERR_UNKNOWN_SERVER_ERROR);
+            grp_join_fail(c, w, id, KERR_UNKNOWN_SERVER_ERROR);
         else
             grp_add_member(c, g, req, id, w);
         return;
@@ -666,7 +666,7 @@ static void grp_join_current(grp_coord_t *c, grp_t *g, const grp_join_req_t *req
         }
         break;
     default:
-        grp_join_fail(c, w, id, GRP_ERR_UNKNOWN_MEMBER_ID);
+        grp_join_fail(c, w, id, KERR_UNKNOWN_MEMBER_ID);
         break;
     }
 }
@@ -696,12 +696,12 @@ static void grp_join_do(grp_coord_t *c, const grp_join_req_t *req, grp_waiter_t 
     }
     if (req->session_timeout < c->cfg.min_session_timeout_ms ||
         req->session_timeout > c->cfg.max_session_timeout_ms) {
-        grp_join_fail(c, w, mid, GRP_ERR_INVALID_SESSION_TIMEOUT);
+        grp_join_fail(c, w, mid, KERR_INVALID_SESSION_TIMEOUT);
         return;
     }
     grp_t *g = grp_get(c, req->group_id);
     if (!g && *mid) {
-        grp_join_fail(c, w, mid, GRP_ERR_UNKNOWN_MEMBER_ID);
+        grp_join_fail(c, w, mid, KERR_UNKNOWN_MEMBER_ID);
         return;
     }
     if (!g)
@@ -711,7 +711,7 @@ static void grp_join_do(grp_coord_t *c, const grp_join_req_t *req, grp_waiter_t 
         if (m)
             grp_member_remove(c, m);
         grp_pending_remove(c, g, mid);
-        grp_join_fail(c, w, "", GRP_ERR_GROUP_MAX_SIZE_REACHED);
+        grp_join_fail(c, w, "", KERR_GROUP_MAX_SIZE_REACHED);
     } else if (!*mid) {
         grp_join_new(c, g, req, w);
     } else {
@@ -739,14 +739,14 @@ static int16_t grp_sync_validate(grp_t *g, const grp_sync_req_t *req)
     if (err)
         return err;
     if (req->generation != g->generation)
-        return GRP_ERR_ILLEGAL_GENERATION;
+        return KERR_ILLEGAL_GENERATION;
     if (req->protocol_type &&
         (!g->protocol_type || strcmp(req->protocol_type, g->protocol_type)))
-        return GRP_ERR_INCONSISTENT_GROUP_PROTOCOL;
+        return KERR_INCONSISTENT_GROUP_PROTOCOL;
     if (req->protocol_name &&
         (!g->protocol_name || strcmp(req->protocol_name, g->protocol_name)))
-        return GRP_ERR_INCONSISTENT_GROUP_PROTOCOL;
-    return GRP_ERR_NONE;
+        return KERR_INCONSISTENT_GROUP_PROTOCOL;
+    return KERR_NONE;
 }
 
 static void grp_pending_sync_done(grp_coord_t *c, grp_t *g, grp_member_t *m)
@@ -811,7 +811,7 @@ static void grp_sync_leader(grp_coord_t *c, grp_t *g, const grp_sync_req_t *req)
         return;
     }
     grp_transition(c, g, GRP_STABLE);
-    grp_propagate_assignment(c, g, GRP_ERR_NONE);
+    grp_propagate_assignment(c, g, KERR_NONE);
     lg_info("group %s: generation %d is stable", g->id, g->generation);
 }
 
@@ -823,16 +823,16 @@ static void grp_sync_do(grp_coord_t *c, const grp_sync_req_t *req, grp_waiter_t 
 
     /* While loading, the rebalance in progress is lost: have the member
      * rejoin (older clients do not know COORDINATOR_LOAD_IN_PROGRESS). */
-    if (err == GRP_ERR_COORDINATOR_LOAD_IN_PROGRESS)
-        err = GRP_ERR_REBALANCE_IN_PROGRESS;
+    if (err == KERR_COORDINATOR_LOAD_IN_PROGRESS)
+        err = KERR_REBALANCE_IN_PROGRESS;
     else if (!err && !g)
-        err = GRP_ERR_UNKNOWN_MEMBER_ID;
+        err = KERR_UNKNOWN_MEMBER_ID;
     else if (!err)
         err = grp_sync_validate(g, req);
     if (!err && g->state == GRP_EMPTY)
-        err = GRP_ERR_UNKNOWN_MEMBER_ID;
+        err = KERR_UNKNOWN_MEMBER_ID;
     if (!err && g->state == GRP_PREPARING_REBALANCE)
-        err = GRP_ERR_REBALANCE_IN_PROGRESS;
+        err = KERR_REBALANCE_IN_PROGRESS;
     if (err) {
         grp_reply_sync(c, w, grp_sync_err(&r, err));
         return;
@@ -850,7 +850,7 @@ static void grp_sync_do(grp_coord_t *c, const grp_sync_req_t *req, grp_waiter_t 
     if (m->sync_w) {
         grp_waiter_t *old = m->sync_w;
         m->sync_w = NULL;
-        grp_reply_sync(c, old, grp_sync_err(&r, GRP_ERR_REBALANCE_IN_PROGRESS));
+        grp_reply_sync(c, old, grp_sync_err(&r, KERR_REBALANCE_IN_PROGRESS));
     }
     m->awaiting_sync = true;
     m->sync_w = w;
@@ -880,29 +880,29 @@ int16_t grp_heartbeat(grp_coord_t *c, const char *group_id, int32_t generation,
                       const char *member_id, const char *instance_id)
 {
     int16_t err = grp_validate_id(c, group_id, false);
-    if (err == GRP_ERR_COORDINATOR_LOAD_IN_PROGRESS)
-        return GRP_ERR_NONE; /* Kafka answers blindly while loading */
+    if (err == KERR_COORDINATOR_LOAD_IN_PROGRESS)
+        return KERR_NONE; /* Kafka answers blindly while loading */
     if (err)
         return err;
     grp_t *g = grp_get(c, group_id);
     if (!g)
-        return GRP_ERR_UNKNOWN_MEMBER_ID;
+        return KERR_UNKNOWN_MEMBER_ID;
     err = grp_validate_member(g, member_id, instance_id);
     if (err)
         return err;
     if (generation != g->generation)
-        return GRP_ERR_ILLEGAL_GENERATION;
+        return KERR_ILLEGAL_GENERATION;
     grp_member_t *m = grp_member_get(g, member_id);
     switch (g->state) {
     case GRP_PREPARING_REBALANCE:
         grp_hb_schedule(c, m, m->session_timeout);
-        return GRP_ERR_REBALANCE_IN_PROGRESS;
+        return KERR_REBALANCE_IN_PROGRESS;
     case GRP_COMPLETING_REBALANCE:
     case GRP_STABLE:
         grp_hb_schedule(c, m, m->session_timeout);
-        return GRP_ERR_NONE;
+        return KERR_NONE;
     default:
-        return GRP_ERR_UNKNOWN_MEMBER_ID;
+        return KERR_UNKNOWN_MEMBER_ID;
     }
 }
 
@@ -920,22 +920,22 @@ static int16_t grp_leave_one(grp_coord_t *c, grp_t *g, const grp_leave_member_t 
             lm->instance_id ? smap_get(&g->by_instance, lm->instance_id, strlen(lm->instance_id))
                             : NULL;
         if (!m)
-            return GRP_ERR_UNKNOWN_MEMBER_ID;
+            return KERR_UNKNOWN_MEMBER_ID;
         lg_info("group %s: %s", g->id, reason);
         grp_member_leave(c, m, reason);
-        return GRP_ERR_NONE;
+        return KERR_NONE;
     }
     if (smap_get(&g->pending, id, strlen(id))) {
         grp_pending_remove(c, g, id);
         grp_join_check(c, g);
-        return GRP_ERR_NONE;
+        return KERR_NONE;
     }
     int16_t err = grp_validate_member(g, id, lm->instance_id);
     if (err)
         return err;
     lg_info("group %s: %s", g->id, reason);
     grp_member_leave(c, grp_member_get(g, id), reason);
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 int16_t grp_leave(grp_coord_t *c, const char *group_id, grp_leave_member_t *members, int n)
@@ -945,6 +945,6 @@ int16_t grp_leave(grp_coord_t *c, const char *group_id, grp_leave_member_t *memb
         return err;
     grp_t *g = grp_get(c, group_id);
     for (int i = 0; i < n; i++)
-        members[i].error = g ? grp_leave_one(c, g, &members[i]) : GRP_ERR_UNKNOWN_MEMBER_ID;
-    return GRP_ERR_NONE;
+        members[i].error = g ? grp_leave_one(c, g, &members[i]) : KERR_UNKNOWN_MEMBER_ID;
+    return KERR_NONE;
 }

@@ -286,11 +286,11 @@ static void grp_log_compact(grp_log_t *h, int32_t p)
         i += view.n;
     }
     if (!err && log_flush(part->log, now) < 0)
-        err = GRP_ERR_KAFKA_STORAGE_ERROR;
+        err = KERR_KAFKA_STORAGE_ERROR;
     if (!err)
         err = log_delete_records(part->log, start);
     if (err)
-        lg_error("%s-%d: rewrite failed: error %d", GRP_LOG_TOPIC, p, err);
+        lg_error("%s-%d: rewrite failed: %s", GRP_LOG_TOPIC, p, kerr_name(err));
     else
         lg_info("%s-%d: rewrote %d live record(s) at offset %lld; %lld bytes before, %lld after",
                 GRP_LOG_TOPIC, p, n, (long long)start, (long long)before,
@@ -318,9 +318,9 @@ static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
     buf_t b;
 
     if (!part)
-        return GRP_ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     if (!recs->n)
-        return GRP_ERR_NONE;
+        return KERR_NONE;
     log_record_t *r = xcalloc((size_t)recs->n, sizeof(*r));
     for (int i = 0; i < recs->n; i++) {
         const struct grp_recs_ent_s *e = &recs->v[i];
@@ -332,7 +332,7 @@ static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
     }
     buf_init(&b);
     log_batch_build_init(&opt);
-    int16_t err = GRP_ERR_UNKNOWN_SERVER_ERROR;
+    int16_t err = KERR_UNKNOWN_SERVER_ERROR;
     if (log_batch_build(&b, &opt, r, recs->n) == 0)
         err = log_append(part->log, b.p, b.len, part->leader_epoch, now, &res);
     buf_free(&b);
@@ -348,12 +348,12 @@ static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
         if (log_truncate_to(part->log, res.base_offset) < 0)
             lg_error("%s-%d: cannot remove the unflushed records: %s", GRP_LOG_TOPIC, p,
                      strerror(errno));
-        return GRP_ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     part_appended(part);
     part_notify(part);
     grp_log_compact_check(h, part);
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 /* ---- replay ---- */
@@ -395,14 +395,14 @@ static int64_t grp_log_read_some(grp_log_t *h, part_t *part, int64_t budget)
     while (done < budget && h->load_next < h->load_end) {
         log_read_result_t rd;
         int16_t err = log_read(part->log, h->load_next, GRP_LOG_READ, 1, h->load_end, &rd);
-        if (err == 1 && h->load_next < log_start_offset(part->log)) {
+        if (err == KERR_OFFSET_OUT_OF_RANGE && h->load_next < log_start_offset(part->log)) {
             h->load_next = log_start_offset(part->log); /* retention moved the start */
             continue;
         }
         if (err || rd.len <= 0) {
             if (err)
-                lg_error("%s-%d: replay stopped at offset %lld: error %d", GRP_LOG_TOPIC,
-                         h->load_part, (long long)h->load_next, err);
+                lg_error("%s-%d: replay stopped at offset %lld: %s", GRP_LOG_TOPIC,
+                         h->load_part, (long long)h->load_next, kerr_name(err));
             if (rd.fd >= 0)
                 close(rd.fd);
             return -1;
@@ -499,7 +499,7 @@ static topic_t *grp_log_topic(part_reg_t *reg, const grp_log_config_t *cfg)
         int16_t err = part_topic_create(reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN,
                                         cfg->grp.num_partitions, &tcfg, net_now_wall_ms(), &t);
         if (err) {
-            lg_error("cannot create %s: error %d", GRP_LOG_TOPIC, err);
+            lg_error("cannot create %s: %s", GRP_LOG_TOPIC, kerr_name(err));
             return NULL;
         }
         return t;

@@ -16,24 +16,24 @@ static int16_t grp_commit_validate(grp_t *g, const grp_commit_req_t *req)
 {
     const char *mid = req->member_id ? req->member_id : "";
     if (g->state == GRP_DEAD)
-        return GRP_ERR_COORDINATOR_NOT_AVAILABLE;
+        return KERR_COORDINATOR_NOT_AVAILABLE;
     /* Admin clients and consumers without group management commit with
      * generation -1, into an empty group only. */
     if (req->generation < 0 && g->state == GRP_EMPTY)
-        return GRP_ERR_NONE;
+        return KERR_NONE;
     if (req->generation >= 0 || *mid || req->instance_id) {
         int16_t err = grp_validate_member(g, mid, req->instance_id);
         if (err)
             return err;
         if (req->generation != g->generation)
-            return GRP_ERR_ILLEGAL_GENERATION;
+            return KERR_ILLEGAL_GENERATION;
     } else if (g->state != GRP_EMPTY) {
-        return GRP_ERR_UNKNOWN_MEMBER_ID;
+        return KERR_UNKNOWN_MEMBER_ID;
     }
     /* The member knows the generation but not the assignment yet. */
     if (g->state == GRP_COMPLETING_REBALANCE)
-        return GRP_ERR_REBALANCE_IN_PROGRESS;
-    return GRP_ERR_NONE;
+        return KERR_REBALANCE_IN_PROGRESS;
+    return KERR_NONE;
 }
 
 static int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, grp_t **out)
@@ -47,7 +47,7 @@ static int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, grp_t **o
         /* A group that does not exist takes commits only from outside
          * group management; it is created as a "simple" group. */
         if (req->generation >= 0)
-            return req->api_version >= 9 ? GRP_ERR_GROUP_ID_NOT_FOUND : GRP_ERR_ILLEGAL_GENERATION;
+            return req->api_version >= 9 ? KERR_GROUP_ID_NOT_FOUND : KERR_ILLEGAL_GENERATION;
         g = grp_create(c, req->group_id);
     }
     *out = g;
@@ -76,7 +76,7 @@ void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
         if (!p->error && err)
             p->error = err;
         else if (!p->error && p->metadata.len > c->cfg.offset_metadata_max_bytes)
-            p->error = GRP_ERR_OFFSET_METADATA_TOO_LARGE;
+            p->error = KERR_OFFSET_METADATA_TOO_LARGE;
     }
     if (err)
         return;
@@ -122,7 +122,7 @@ int16_t grp_offsets_group(grp_coord_t *c, const char *group_id, grp_t **grp)
     if (err)
         return err;
     *grp = grp_get(c, group_id);
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 /* ---- OffsetDelete ---- */
@@ -137,24 +137,24 @@ int16_t grp_offset_delete(grp_coord_t *c, const char *group_id, grp_offset_del_t
         return err;
     g = grp_get(c, group_id);
     if (!g)
-        return GRP_ERR_GROUP_ID_NOT_FOUND;
+        return KERR_GROUP_ID_NOT_FOUND;
     bool consumer = g->protocol_type && !strcmp(g->protocol_type, "consumer");
     if (g->state != GRP_EMPTY && !consumer)
-        return GRP_ERR_NON_EMPTY_GROUP;
+        return KERR_NON_EMPTY_GROUP;
     grp_recs_init(&recs);
     for (int i = 0; i < n; i++) {
         grp_offset_del_t *p = &parts[i];
         if (p->error)
             continue;
         if (g->state != GRP_EMPTY && grp_subscribed_to(g, p->topic.p, (size_t)p->topic.len)) {
-            p->error = GRP_ERR_GROUP_SUBSCRIBED_TO_TOPIC;
+            p->error = KERR_GROUP_SUBSCRIBED_TO_TOPIC;
             continue;
         }
         const grp_offset_t *o = grp_offset_get(g, p->topic.p, (size_t)p->topic.len, p->partition);
         if (o)
             grp_recs_offset_tombstone(&recs, g, o);
     }
-    err = recs.n ? grp_store(c, g, &recs, 1) : GRP_ERR_NONE;
+    err = recs.n ? grp_store(c, g, &recs, 1) : KERR_NONE;
     grp_recs_free(&recs);
     if (err)
         return err;
@@ -166,7 +166,7 @@ int16_t grp_offset_delete(grp_coord_t *c, const char *group_id, grp_offset_del_t
         if (o)
             grp_offset_del(g, o);
     }
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 /* ---- DeleteGroups, DescribeGroups ---- */
@@ -189,7 +189,7 @@ static int16_t grp_remove_all(grp_coord_t *c, grp_t *g)
         return err;
     grp_transition(c, g, GRP_DEAD);
     grp_destroy(c, g);
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 int16_t grp_delete(grp_coord_t *c, const char *group_id)
@@ -199,9 +199,9 @@ int16_t grp_delete(grp_coord_t *c, const char *group_id)
         return err;
     grp_t *g = grp_get(c, group_id);
     if (!g)
-        return GRP_ERR_GROUP_ID_NOT_FOUND;
+        return KERR_GROUP_ID_NOT_FOUND;
     if (g->state != GRP_EMPTY)
-        return GRP_ERR_NON_EMPTY_GROUP;
+        return KERR_NON_EMPTY_GROUP;
     err = grp_remove_all(c, g);
     if (!err)
         lg_info("group %s deleted", group_id);
@@ -215,7 +215,7 @@ int16_t grp_describe(grp_coord_t *c, const char *group_id, grp_t **grp)
     if (err)
         return err;
     *grp = grp_get(c, group_id);
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 /* ---- deleted topics ---- */
@@ -233,7 +233,7 @@ static int grp_drop_topic(grp_coord_t *c, grp_t *g, const char *topic, size_t le
             gone[n++] = o;
             grp_recs_offset_tombstone(&recs, g, o);
         }
-    int16_t err = n ? grp_store(c, g, &recs, 1) : GRP_ERR_NONE;
+    int16_t err = n ? grp_store(c, g, &recs, 1) : KERR_NONE;
     grp_recs_free(&recs);
     if (err)
         n = 0;
@@ -307,7 +307,7 @@ static int grp_expire_group(grp_coord_t *c, grp_t *g, int64_t now)
     bool drop = g->state == GRP_EMPTY && g->offsets.count == n && !g->pending.count;
     if (drop)
         grp_recs_group_tombstone(&recs, g);
-    int16_t err = recs.n ? grp_store(c, g, &recs, 0) : GRP_ERR_NONE;
+    int16_t err = recs.n ? grp_store(c, g, &recs, 0) : KERR_NONE;
     grp_recs_free(&recs);
     if (!err)
         for (size_t i = 0; i < n; i++)

@@ -107,21 +107,21 @@ void grp_recs_offset_tombstone(grp_recs_t *recs, const grp_t *g, const grp_offse
 static int16_t grp_store_error(int16_t err, int for_offsets)
 {
     switch (err) {
-    case GRP_ERR_NONE:
+    case KERR_NONE:
         return err;
-    case GRP_ERR_UNKNOWN_TOPIC_OR_PARTITION:
-    case GRP_ERR_NOT_ENOUGH_REPLICAS:
-    case 20: /* NOT_ENOUGH_REPLICAS_AFTER_APPEND */
-        return GRP_ERR_COORDINATOR_NOT_AVAILABLE;
-    case 6: /* NOT_LEADER_OR_FOLLOWER */
-    case GRP_ERR_KAFKA_STORAGE_ERROR:
-        return GRP_ERR_NOT_COORDINATOR;
-    case 7: /* REQUEST_TIMED_OUT */
-        return for_offsets ? err : GRP_ERR_REBALANCE_IN_PROGRESS;
-    case 10: /* MESSAGE_TOO_LARGE */
-    case 18: /* RECORD_LIST_TOO_LARGE */
-    case 4:  /* INVALID_FETCH_SIZE */
-        return for_offsets ? GRP_ERR_INVALID_COMMIT_OFFSET_SIZE : GRP_ERR_UNKNOWN_SERVER_ERROR;
+    case KERR_UNKNOWN_TOPIC_OR_PARTITION:
+    case KERR_NOT_ENOUGH_REPLICAS:
+    case KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        return KERR_COORDINATOR_NOT_AVAILABLE;
+    case KERR_NOT_LEADER_OR_FOLLOWER:
+    case KERR_KAFKA_STORAGE_ERROR:
+        return KERR_NOT_COORDINATOR;
+    case KERR_REQUEST_TIMED_OUT:
+        return for_offsets ? err : KERR_REBALANCE_IN_PROGRESS;
+    case KERR_MESSAGE_TOO_LARGE:
+    case KERR_RECORD_LIST_TOO_LARGE:
+    case KERR_INVALID_FETCH_SIZE:
+        return for_offsets ? KERR_INVALID_COMMIT_OFFSET_SIZE : KERR_UNKNOWN_SERVER_ERROR;
     default:
         return err;
     }
@@ -142,8 +142,8 @@ int16_t grp_store(grp_coord_t *c, grp_t *g, const grp_recs_t *recs, int for_offs
 {
     int16_t err = c->env.store(c->env.ctx, g->part, recs);
     if (err) {
-        lg_warn("group %s: writing %d record(s) to __consumer_offsets-%d failed: error %d",
-                g->id, recs->n, g->part, err);
+        lg_warn("group %s: writing %d record(s) to __consumer_offsets-%d failed: %s",
+                g->id, recs->n, g->part, kerr_name(err));
         return grp_store_error(err, for_offsets);
     }
     /* Keep the group record as written, for partition rewrites. */
@@ -153,7 +153,7 @@ int16_t grp_store(grp_coord_t *c, grp_t *g, const grp_recs_t *recs, int for_offs
         if (e->key_len >= 2 && k[0] == 0 && k[1] == GRP_REC_KEY_GROUP)
             grp_meta_rec_set(g, e->val_len >= 0 ? recs->data.p + e->val_off : NULL, e->val_len);
     }
-    return GRP_ERR_NONE;
+    return KERR_NONE;
 }
 
 static void grp_recs_offset(grp_recs_t *recs, const grp_t *g, const grp_offset_t *o)

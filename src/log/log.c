@@ -26,13 +26,10 @@
 #include <unistd.h>
 
 #include "util/fault.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
-#define ERR_OFFSET_OUT_OF_RANGE 1
-#define ERR_CORRUPT_MESSAGE 2
-#define ERR_RECORD_LIST_TOO_LARGE 18
-#define ERR_KAFKA_STORAGE_ERROR LOG_ERR_STORAGE
 
 /* Tells a log from a later one at the same place (log_uid). */
 static uint64_t log_next_uid = 1;
@@ -592,10 +589,10 @@ int log_roll_at(log_t *log, int64_t base, int64_t now_ms)
 int16_t log_roll(log_t *log, int64_t now_ms)
 {
     if (log_is_down(log))
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     if (log_roll_at(log, log_end_offset(log), now_ms) < 0) {
         lg_error("log %s: cannot roll: %s", log->dir, strerror(errno));
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     return 0;
 }
@@ -640,13 +637,13 @@ int16_t log_place_batch(log_t *log, size_t len, const log_batch_hdr_t *h, int64_
         int64_t base = h->base_offset > log_end_offset(log) ? h->base_offset : log_end_offset(log);
         if (log_roll_at(log, base, now_ms) < 0) {
             lg_error("log %s: cannot roll: %s", log->dir, strerror(errno));
-            return ERR_KAFKA_STORAGE_ERROR;
+            return KERR_KAFKA_STORAGE_ERROR;
         }
     }
     if (h->leader_epoch >= 0 &&
         log_ecache_assign_durable(&log->epochs, h->leader_epoch, h->base_offset) < 0) {
         lg_error("log %s: cannot write leader-epoch-checkpoint: %s", log->dir, strerror(errno));
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     return 0;
 }
@@ -667,7 +664,7 @@ static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
         lg_error("log %s: append failed: %s", log->dir, strerror(errno));
         if (r == -2)
             log_set_offline(log, "part of a failed append could not be cut off");
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     log_pstate_update(&log->pstate, h, batch, len);
     log->unflushed += h->records_count;
@@ -684,13 +681,13 @@ int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leade
     res->log_start_offset = log->log_start_offset;
     res->duplicate = 0;
     if (log_is_down(log))
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     if (log_batch_hdr_parse(batch, len, h) < 0 ||
         (int64_t)h->batch_length + LOG_BATCH_LOG_OVERHEAD != (int64_t)len ||
         h->last_offset_delta < 0)
-        return ERR_CORRUPT_MESSAGE;
+        return KERR_CORRUPT_MESSAGE;
     if ((int64_t)len > log->cfg.segment_bytes)
-        return ERR_RECORD_LIST_TOO_LARGE;
+        return KERR_RECORD_LIST_TOO_LARGE;
     if (h->producer_id >= 0) {
         err = log_pstate_check(&log->pstate, h, &dup);
         if (err)
@@ -742,23 +739,23 @@ int16_t log_append_replica(log_t *log, const uint8_t *batches, size_t len, int64
     int16_t err;
 
     if (log_is_down(log))
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     while (len - pos >= LOG_BATCH_HDR_SIZE) {
         const uint8_t *b = batches + pos;
         log_batch_hdr_t h;
         size_t total;
         if (log_batch_hdr_parse(b, len - pos, &h) < 0 ||
             h.batch_length < LOG_BATCH_HDR_SIZE - LOG_BATCH_LOG_OVERHEAD || h.last_offset_delta < 0)
-            return ERR_CORRUPT_MESSAGE;
+            return KERR_CORRUPT_MESSAGE;
         total = (size_t)h.batch_length + LOG_BATCH_LOG_OVERHEAD;
         if (total > len - pos)
             break; /* a fetch response may end with a partial batch */
         if (!log_batch_crc_ok(b, total))
-            return ERR_CORRUPT_MESSAGE;
+            return KERR_CORRUPT_MESSAGE;
         if (h.base_offset < log_end_offset(log))
-            return ERR_OFFSET_OUT_OF_RANGE;
+            return KERR_OFFSET_OUT_OF_RANGE;
         if ((int64_t)total > log->cfg.segment_bytes)
-            return ERR_RECORD_LIST_TOO_LARGE;
+            return KERR_RECORD_LIST_TOO_LARGE;
         err = log_write_batch(log, b, total, &h, now_ms);
         if (err)
             return err;
@@ -779,9 +776,9 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
     out->len = 0;
     out->first_offset = -1;
     if (log_is_down(log))
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     if (offset < log->log_start_offset || offset > leo)
-        return ERR_OFFSET_OUT_OF_RANGE;
+        return KERR_OFFSET_OUT_OF_RANGE;
     if (max_offset > leo)
         max_offset = leo;
     for (int i = log_seg_floor(log, offset); offset < max_offset && i < log->nsegs; i++) {
@@ -790,7 +787,7 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
         int64_t pos, len;
         int r = log_segment_find(seg, offset, &pos, &h);
         if (r < 0)
-            return ERR_KAFKA_STORAGE_ERROR;
+            return KERR_KAFKA_STORAGE_ERROR;
         if (r == 0)
             continue;
         if (h.base_offset + h.last_offset_delta >= max_offset)
@@ -799,10 +796,10 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
             return 0;
         len = log_segment_extent(seg, pos, &h, max_bytes, max_offset);
         if (len < 0)
-            return ERR_KAFKA_STORAGE_ERROR;
+            return KERR_KAFKA_STORAGE_ERROR;
         out->fd = fcntl(seg->fd, F_DUPFD_CLOEXEC, 0);
         if (out->fd < 0)
-            return ERR_KAFKA_STORAGE_ERROR;
+            return KERR_KAFKA_STORAGE_ERROR;
         out->file_pos = pos;
         out->len = (int32_t)len;
         out->first_offset = h.base_offset;
@@ -816,7 +813,7 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
 int16_t log_offset_for_timestamp(log_t *log, int64_t ts, log_ts_offset_t *out)
 {
     if (log_is_down(log))
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     for (int i = 0; i < log->nsegs; i++) {
         log_segment_t *seg = log->segs[i];
         int r;
@@ -824,7 +821,7 @@ int16_t log_offset_for_timestamp(log_t *log, int64_t ts, log_ts_offset_t *out)
             continue;
         r = log_segment_find_ts(seg, ts, log->log_start_offset, out);
         if (r < 0)
-            return errno == EBADMSG ? ERR_CORRUPT_MESSAGE : ERR_KAFKA_STORAGE_ERROR;
+            return errno == EBADMSG ? KERR_CORRUPT_MESSAGE : KERR_KAFKA_STORAGE_ERROR;
         if (r == 0)
             return 0;
     }
@@ -837,13 +834,13 @@ int16_t log_max_timestamp(log_t *log, log_ts_offset_t *out)
     int r;
 
     if (log_is_down(log))
-        return ERR_KAFKA_STORAGE_ERROR;
+        return KERR_KAFKA_STORAGE_ERROR;
     for (int i = 0; i < log->nsegs; i++)
         if (!best || log_segment_max_ts(log->segs[i], NULL) > log_segment_max_ts(best, NULL))
             best = log->segs[i];
     r = log_segment_find_max_ts(best, out);
     if (r < 0)
-        return errno == EBADMSG ? ERR_CORRUPT_MESSAGE : ERR_KAFKA_STORAGE_ERROR;
+        return errno == EBADMSG ? KERR_CORRUPT_MESSAGE : KERR_KAFKA_STORAGE_ERROR;
     return r == 0 ? 0 : 1;
 }
 

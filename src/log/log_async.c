@@ -44,10 +44,10 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
     err = log->pending ? 0 : log_place_batch(log, len, &h, now_ms);
     if (!err && log->pending && h.leader_epoch >= 0 &&
         log_ecache_assign_durable(&log->epochs, h.leader_epoch, h.base_offset) < 0)
-        err = LOG_ERR_STORAGE;
+        err = KERR_KAFKA_STORAGE_ERROR;
     log_segment_t *act = log_active(log);
     if (!err && (wr->fd = fcntl(act->fd, F_DUPFD_CLOEXEC, 0)) < 0)
-        err = LOG_ERR_STORAGE;
+        err = KERR_KAFKA_STORAGE_ERROR;
     if (err) {
         lg_error("log %s: cannot place a batch: %s", log->dir, strerror(errno));
         res->base_offset = res->last_offset = res->log_append_time = -1;
@@ -82,14 +82,14 @@ int16_t log_append_commit(log_t *log, log_write_t *wr)
         errno = wr->err;
         lg_error("log %s: append failed: %s", log->dir, strerror(errno));
         log_set_offline(log, "a write placed after others failed");
-        return LOG_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     if (log_is_down(log))
-        return LOG_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     if (wr->seg != log_active(log) || wr->pos != wr->seg->size) {
         errno = EINVAL;
         log_set_offline(log, "writes committed out of order");
-        return LOG_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     log_segment_account(wr->seg, wr->len, &wr->h, log->cfg.index_interval_bytes);
     log->unflushed += wr->h.records_count;

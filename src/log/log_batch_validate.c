@@ -10,13 +10,9 @@
 #include <string.h>
 
 #include "util/compress.h"
+#include "util/kerr.h"
 
 #define KERR_UNKNOWN_SERVER_ERROR (-1)
-#define KERR_CORRUPT_MESSAGE 2
-#define KERR_MESSAGE_TOO_LARGE 10
-#define KERR_INVALID_TIMESTAMP 32
-#define KERR_UNSUPPORTED_COMPRESSION_TYPE 76
-#define KERR_INVALID_RECORD 87
 
 /* Legacy v0 record overhead: the smallest batchLength any magic allows. */
 #define LB_MIN_BATCH_LENGTH 14

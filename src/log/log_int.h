@@ -8,6 +8,7 @@
 #include "log/log_ecache.h"
 #include "log/log_pstate.h"
 #include "log/log_segment.h"
+#include "util/kerr.h"
 
 struct log_s {
     char *dir;
@@ -36,7 +37,6 @@ struct log_s {
     int64_t pend_pos;
 };
 
-#define LOG_ERR_STORAGE 56 /* KAFKA_STORAGE_ERROR */
 
 /* Whether the log refuses the operation because it is offline (errno is
  * then EIO). */

@@ -30,6 +30,7 @@
 #include "util/buf.h"
 #include "util/crc32c.h"
 #include "util/fault.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 #include "util/rd.h"
@@ -175,7 +176,7 @@ int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
             }
     }
     if (h->producer_epoch < cur_epoch)
-        return 47; /* INVALID_PRODUCER_EPOCH */
+        return KERR_INVALID_PRODUCER_EPOCH;
     if (h->producer_epoch != cur_epoch) {
         /* a new epoch starts at 0; an unknown producer (evicted, or its
          * records deleted) may continue where it was */
@@ -186,11 +187,11 @@ int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
         if (cur_epoch != -1 &&
             !(h->base_sequence == (int64_t)last_seq + 1 ||
               (h->base_sequence == 0 && last_seq == INT32_MAX)))
-            return 45; /* OUT_OF_ORDER_SEQUENCE_NUMBER */
+            return KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
     }
     if (e && e->current_txn_first_offset >= 0 &&
         !LOG_BATCH_ATTR_IS_TRANSACTIONAL(h->attributes))
-        return 48; /* INVALID_TXN_STATE */
+        return KERR_INVALID_TXN_STATE;
     return 0;
 }
 

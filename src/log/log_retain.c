@@ -131,9 +131,9 @@ int16_t log_delete_records(log_t *log, int64_t offset)
     int failed = 0;
 
     if (log_is_down(log))
-        return LOG_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     if (offset < 0 || offset > log->hwm)
-        return 1; /* OFFSET_OUT_OF_RANGE */
+        return KERR_OFFSET_OUT_OF_RANGE;
     if (offset <= log->log_start_offset)
         return 0;
     log->log_start_offset = offset;

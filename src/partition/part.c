@@ -290,14 +290,14 @@ const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topi
 int16_t part_topic_name_check(const char *name, size_t len)
 {
     if (len == 0 || len > 249)
-        return PART_ERR_INVALID_TOPIC;
+        return KERR_INVALID_TOPIC_EXCEPTION;
     if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-        return PART_ERR_INVALID_TOPIC;
+        return KERR_INVALID_TOPIC_EXCEPTION;
     for (size_t i = 0; i < len; i++) {
         char c = name[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '.' || c == '_' || c == '-'))
-            return PART_ERR_INVALID_TOPIC;
+            return KERR_INVALID_TOPIC_EXCEPTION;
     }
     return 0;
 }

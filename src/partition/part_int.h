@@ -3,15 +3,9 @@
 #define STRAND_PARTITION_PART_INT_H
 
 #include "partition/part.h"
+#include "util/kerr.h"
 
 /* Kafka error codes the module returns. */
-#define PART_ERR_INVALID_TOPIC 17
-#define PART_ERR_TOPIC_EXISTS 36
-#define PART_ERR_INVALID_PARTITIONS 37
-#define PART_ERR_INVALID_CONFIG 40
-#define PART_ERR_INVALID_REQUEST 42
-#define PART_ERR_POLICY_VIOLATION 44
-#define PART_ERR_STORAGE 56
 
 /* Writes name with '.' as '_' to out (len bytes). */
 void part_norm(const char *name, size_t len, char *out);

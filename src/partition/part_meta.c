@@ -131,7 +131,7 @@ static int16_t part_boot_topics(part_reg_t *reg, part_batch_t *b, smap_t *topics
         char name[256];
         snprintf(name, sizeof(name), "%.*s", (int)klen, (const char *)key);
         if (!t->has_id && uuid_generate(t->id) < 0)
-            return PART_ERR_STORAGE;
+            return KERR_KAFKA_STORAGE_ERROR;
         meta_rec_t *r = part_batch_add(b, META_REC_TOPIC);
         /* key points into the map, which outlives the commit */
         r->u.topic.name = part_mstr(key, klen);
@@ -186,7 +186,7 @@ int16_t part_topic_name_error(const char *name, size_t len, char *err, size_t er
         snprintf(err, errlen,
                  "Topic name is invalid: '%.*s' contains one or more characters other than "
                  "ASCII alphanumerics, '.', '_' and '-'", (int)len, name);
-    return PART_ERR_INVALID_TOPIC;
+    return KERR_INVALID_TOPIC_EXCEPTION;
 }
 
 /* Checks kv as a topic's complete set of dynamic configs and builds the
@@ -199,7 +199,7 @@ static int16_t part_check_configs(part_reg_t *reg, const part_kv_t *kv, int nkv,
     for (int i = 0; i < nkv; i++)
         if (!cfg_topic_find(kv[i].key, strlen(kv[i].key))) {
             snprintf(err, errlen, "Unknown topic config name: %s", kv[i].key);
-            return PART_ERR_INVALID_CONFIG;
+            return KERR_INVALID_CONFIG;
         }
     for (int i = 0; i < nkv; i++) {
         const cfg_topic_key_t *k = cfg_topic_find(kv[i].key, strlen(kv[i].key));
@@ -223,23 +223,23 @@ int16_t part_topic_check_new(part_reg_t *reg, const char *name, size_t len, int3
         return part_topic_name_error(name, len, err, errlen);
     if (len == strlen(META_LOG_TOPIC) && !memcmp(name, META_LOG_TOPIC, len)) {
         snprintf(err, errlen, "Creation of internal topic %s is prohibited.", META_LOG_TOPIC);
-        return PART_ERR_INVALID_REQUEST;
+        return KERR_INVALID_REQUEST;
     }
     if (smap_get(&reg->by_name, name, len)) {
         snprintf(err, errlen, "Topic '%.*s' already exists.", (int)len, name);
-        return PART_ERR_TOPIC_EXISTS;
+        return KERR_TOPIC_ALREADY_EXISTS;
     }
     part_norm(name, len, norm);
     if ((other = smap_get(&reg->by_norm, norm, len))) {
         snprintf(err, errlen, "Topic '%.*s' collides with existing topic: %s", (int)len, name,
                  other->name);
-        return PART_ERR_INVALID_TOPIC;
+        return KERR_INVALID_TOPIC_EXCEPTION;
     }
     if ((e = part_check_configs(reg, kv, nkv, &cfg, err, errlen)))
         return e;
     if (nparts < 1) {
         snprintf(err, errlen, "Number of partitions was set to an invalid non-positive value.");
-        return PART_ERR_INVALID_PARTITIONS;
+        return KERR_INVALID_PARTITIONS;
     }
     return 0;
 }
@@ -317,15 +317,15 @@ int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int3
         return e;
     if (nparts > PART_MAX_NEW_PARTITIONS) {
         snprintf(err, errlen, "Excessively large number of partitions per request.");
-        return PART_ERR_POLICY_VIOLATION;
+        return KERR_POLICY_VIOLATION;
     }
     part_check_configs(reg, kv, nkv, &cfg, err, errlen);
     if (part_meta_offline(reg))
-        return part_meta_failed(reg, PART_ERR_STORAGE, err, errlen);
+        return part_meta_failed(reg, KERR_KAFKA_STORAGE_ERROR, err, errlen);
     snprintf(cname, sizeof(cname), "%.*s", (int)len, name);
     if (part_new_id(reg, id) < 0 || part_create_logs(reg, cname, id, &cfg, 0, nparts, now_ms) < 0) {
         snprintf(err, errlen, "Cannot create the partition logs of %s", cname);
-        return PART_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     /* Kafka's order: the topic, its configs, its partitions. */
     meta_rec_t *r = part_batch_add(&b, META_REC_TOPIC);
@@ -362,7 +362,7 @@ int16_t part_topic_create(part_reg_t *reg, const char *name, size_t len, int32_t
         kv[i].value = diff[i].value;
     }
     int16_t e = part_topic_create_kv(reg, name, len, nparts, kv, n, now_ms, out, err, sizeof(err));
-    if (e && e != PART_ERR_TOPIC_EXISTS)
+    if (e && e != KERR_TOPIC_ALREADY_EXISTS)
         lg_debug("creating topic %.*s: %s", (int)len, name, err);
     return e;
 }
@@ -406,25 +406,25 @@ int16_t part_topic_add_partitions(part_reg_t *reg, topic_t *topic, int32_t count
 
     if (count == from) {
         snprintf(err, errlen, "Topic already has %d partition(s).", from);
-        return PART_ERR_INVALID_PARTITIONS;
+        return KERR_INVALID_PARTITIONS;
     }
     if (count < from) {
         snprintf(err, errlen,
                  "The topic %s currently has %d partition(s); %d would not be an increase.",
                  topic->name, from, count);
-        return PART_ERR_INVALID_PARTITIONS;
+        return KERR_INVALID_PARTITIONS;
     }
     if (count - from > PART_MAX_NEW_PARTITIONS) {
         snprintf(err, errlen, "Excessively large number of partitions per request.");
-        return PART_ERR_POLICY_VIOLATION;
+        return KERR_POLICY_VIOLATION;
     }
     if (validate_only)
         return 0;
     if (part_meta_offline(reg))
-        return part_meta_failed(reg, PART_ERR_STORAGE, err, errlen);
+        return part_meta_failed(reg, KERR_KAFKA_STORAGE_ERROR, err, errlen);
     if (part_create_logs(reg, topic->name, topic->id, &topic->cfg, from, count, now_ms) < 0) {
         snprintf(err, errlen, "Cannot create the new partition logs");
-        return PART_ERR_STORAGE;
+        return KERR_KAFKA_STORAGE_ERROR;
     }
     b.dirs = xcalloc((size_t)(count - from), 16);
     for (int32_t i = from; i < count; i++)
@@ -494,7 +494,7 @@ static int16_t part_cfgset_check(part_reg_t *reg, const part_cfgset_t *s, const 
     for (int i = 0; i < nkv; i++) { /* unknown keys may only be deleted */
         if (kv[i].value && !cfg_topic_find(kv[i].key, strlen(kv[i].key))) {
             snprintf(err, errlen, "Unknown topic config name: %s", kv[i].key);
-            return PART_ERR_INVALID_CONFIG;
+            return KERR_INVALID_CONFIG;
         }
     }
     for (int i = 0; i < s->n; i++) {

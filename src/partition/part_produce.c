@@ -4,10 +4,9 @@
 
 #include "log/log_batch.h"
 #include "partition/part_int.h"
+#include "util/kerr.h"
 #include "util/mem.h"
 
-#define PART_ERR_CORRUPT_MESSAGE 2
-#define PART_ERR_UNKNOWN_SERVER -1
 
 static int part_codec_level(const topic_cfg_t *cfg, int codec)
 {
@@ -36,11 +35,11 @@ int16_t part_recompress(const part_t *part, const uint8_t *batch, size_t len, bu
     if (cfg->compression == TOPIC_COMPRESSION_PRODUCER)
         return 0;
     if (log_batch_hdr_parse(batch, len, &h) < 0 || h.records_count < 0)
-        return PART_ERR_CORRUPT_MESSAGE;
+        return KERR_CORRUPT_MESSAGE;
     if (LOG_BATCH_ATTR_CODEC(h.attributes) == cfg->compression)
         return 0;
     if (!(it = log_batch_iter_new(batch, len)))
-        return PART_ERR_CORRUPT_MESSAGE;
+        return KERR_CORRUPT_MESSAGE;
     recs = xmalloc(((size_t)h.records_count + 1) * sizeof(*recs));
     while (n <= h.records_count && (r = log_batch_iter_next(it, &recs[n])) == 1)
         n++;
@@ -54,9 +53,9 @@ int16_t part_recompress(const part_t *part, const uint8_t *batch, size_t len, bu
     opt.log_append_time = h.max_timestamp;
     int16_t err = 0;
     if (r < 0 || n != h.records_count)
-        err = PART_ERR_CORRUPT_MESSAGE;
+        err = KERR_CORRUPT_MESSAGE;
     else if (log_batch_build(out, &opt, recs, n) < 0)
-        err = PART_ERR_UNKNOWN_SERVER;
+        err = KERR_UNKNOWN_SERVER_ERROR;
     else
         *rewritten = 1;
     log_batch_iter_free(it);

@@ -234,7 +234,7 @@ static bool join_new_id(grp_coord_t *c, tw_t *t, const char *group, const grp_pr
                         int np, char id[128])
 {
     CU_ASSERT_FALSE(join(c, t, group, "", NULL, p, np));
-    CU_ASSERT_EQUAL(t->error, GRP_ERR_MEMBER_ID_REQUIRED);
+    CU_ASSERT_EQUAL(t->error, KERR_MEMBER_ID_REQUIRED);
     CU_ASSERT(strncmp(t->member_id, "cli-", 4) == 0);
     CU_ASSERT_EQUAL(strlen(t->member_id), 4 + 36);
     snprintf(id, 128, "%s", t->member_id);
@@ -288,10 +288,10 @@ static void test_single_member(void)
 
     /* Heartbeats and commits while completing. */
     CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id, NULL), 0);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 0, id, NULL), GRP_ERR_ILLEGAL_GENERATION);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, "nobody", NULL), GRP_ERR_UNKNOWN_MEMBER_ID);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "nogroup", 1, id, NULL), GRP_ERR_UNKNOWN_MEMBER_ID);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "", 1, id, NULL), GRP_ERR_INVALID_GROUP_ID);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 0, id, NULL), KERR_ILLEGAL_GENERATION);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, "nobody", NULL), KERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "nogroup", 1, id, NULL), KERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "", 1, id, NULL), KERR_INVALID_GROUP_ID);
 
     grp_assignment_t a = {id, (const uint8_t *)"ASSIGN", 6};
     CU_ASSERT_FALSE(sync_(c, &s, "g", 1, id, &a, 1));
@@ -339,10 +339,10 @@ static void test_two_members(void)
 
     CU_ASSERT_TRUE(join_new_id(c, &j2, "g", P_RANGE, 1, id2));
     CU_ASSERT_EQUAL(group(c, "g")->state, GRP_PREPARING_REBALANCE);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id1, NULL), GRP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id1, NULL), KERR_REBALANCE_IN_PROGRESS);
     /* SyncGroup and commits during the rebalance. */
     CU_ASSERT_FALSE(sync_(c, &s1, "g", 1, id1, NULL, 0));
-    CU_ASSERT_EQUAL(s1.error, GRP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_EQUAL(s1.error, KERR_REBALANCE_IN_PROGRESS);
     /* The last one to rejoin completes the join phase: answered at once. */
     CU_ASSERT_FALSE(join(c, &j1, "g", id1, NULL, P_RANGE, 1));
     CU_ASSERT_EQUAL(j2.answered, 1);
@@ -404,8 +404,8 @@ static void test_session_timeout(void)
     advance(1000); /* 10 s since member 2's last sign of life */
     CU_ASSERT_EQUAL(group(c, "g")->nmembers, 1);
     CU_ASSERT_EQUAL(group(c, "g")->state, GRP_PREPARING_REBALANCE);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id2, NULL), GRP_ERR_UNKNOWN_MEMBER_ID);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id1, NULL), GRP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id2, NULL), KERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id1, NULL), KERR_REBALANCE_IN_PROGRESS);
     CU_ASSERT_FALSE(join(c, &j1, "g", id1, NULL, P_RANGE, 1));
     CU_ASSERT_EQUAL(j1.generation, 2);
     CU_ASSERT_EQUAL(j1.nmembers, 1);
@@ -431,13 +431,13 @@ static void test_protocol_vote(void)
     /* A member that supports none of the group's protocols is refused. */
     tw_t k;
     CU_ASSERT_FALSE(join(c, &k, "g", "", NULL, NULL, 0));
-    CU_ASSERT_EQUAL(k.error, GRP_ERR_INCONSISTENT_GROUP_PROTOCOL);
+    CU_ASSERT_EQUAL(k.error, KERR_INCONSISTENT_GROUP_PROTOCOL);
     grp_protocol_t other[] = {{"sticky", (uint8_t *)"", 0}};
     CU_ASSERT_FALSE(join(c, &k, "g", "", NULL, other, 1));
-    CU_ASSERT_EQUAL(k.error, GRP_ERR_INCONSISTENT_GROUP_PROTOCOL);
+    CU_ASSERT_EQUAL(k.error, KERR_INCONSISTENT_GROUP_PROTOCOL);
     /* One that only has roundrobin is fine. */
     CU_ASSERT_FALSE(join(c, &k, "g", "", NULL, P_RR, 1));
-    CU_ASSERT_EQUAL(k.error, GRP_ERR_MEMBER_ID_REQUIRED);
+    CU_ASSERT_EQUAL(k.error, KERR_MEMBER_ID_REQUIRED);
     (void)id;
     coord_free(c);
 }
@@ -478,13 +478,13 @@ static void test_static_member(void)
 
     /* The old incarnation is fenced. */
     grp_heartbeat(c, "g", 1, id, NULL);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id, "inst-1"), GRP_ERR_FENCED_INSTANCE_ID);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id, "inst-1"), KERR_FENCED_INSTANCE_ID);
     CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id2, "inst-1"), 0);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id2, "inst-2"), GRP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, "g", 1, id2, "inst-2"), KERR_UNKNOWN_MEMBER_ID);
     grp_commit_part_t p = {PROTO_STR("t"), 0, 10, -1, PROTO_STR_NULL, 0};
     grp_commit_req_t cr = {"g", 1, id, "inst-1", -1, 7, 1, &p};
     grp_commit(c, &cr);
-    CU_ASSERT_EQUAL(p.error, GRP_ERR_FENCED_INSTANCE_ID);
+    CU_ASSERT_EQUAL(p.error, KERR_FENCED_INSTANCE_ID);
 
     /* A static member that is not back in time is not removed by
      * JoinGroup of others until its session times out. */
@@ -505,10 +505,10 @@ static void test_static_store_failure(void)
     advance(0);
     snprintf(id, sizeof(id), "%s", j.member_id);
     CU_ASSERT_FALSE(sync_(c, &s, "g", 1, id, NULL, 0));
-    store_fail = GRP_ERR_KAFKA_STORAGE_ERROR;
+    store_fail = KERR_KAFKA_STORAGE_ERROR;
     CU_ASSERT_FALSE(join(c, &j2, "g", "", "inst-1", P_RANGE, 1));
     store_fail = 0;
-    CU_ASSERT_EQUAL(j2.error, GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(j2.error, KERR_NOT_COORDINATOR);
     CU_ASSERT_STRING_EQUAL(j2.member_id, "");
     CU_ASSERT_EQUAL(j2.generation, 1);
     CU_ASSERT_STRING_EQUAL(j2.leader, id);
@@ -534,14 +534,14 @@ static void test_leave(void)
     grp_leave_member_t lm[2] = {{id2, NULL, "bye", 0}, {"ghost", NULL, NULL, 0}};
     CU_ASSERT_EQUAL(grp_leave(c, "g", lm, 2), 0);
     CU_ASSERT_EQUAL(lm[0].error, 0);
-    CU_ASSERT_EQUAL(lm[1].error, GRP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(lm[1].error, KERR_UNKNOWN_MEMBER_ID);
     CU_ASSERT_EQUAL(group(c, "g")->nmembers, 1);
     CU_ASSERT_EQUAL(group(c, "g")->state, GRP_PREPARING_REBALANCE);
     CU_ASSERT_FALSE(join(c, &j1, "g", id1, NULL, P_RANGE, 1));
     CU_ASSERT_EQUAL(j1.generation, 2);
     grp_leave_member_t last = {id1, NULL, NULL, 0};
     CU_ASSERT_EQUAL(grp_leave(c, "nogroup", &last, 1), 0);
-    CU_ASSERT_EQUAL(last.error, GRP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(last.error, KERR_UNKNOWN_MEMBER_ID);
     CU_ASSERT_EQUAL(grp_leave(c, "g", &last, 1), 0);
     CU_ASSERT_EQUAL(last.error, 0);
     /* The last member left a completing group: a new (empty) generation. */
@@ -581,11 +581,11 @@ static void test_commit_fetch(void)
     grp_commit_part_t q = {PROTO_STR("t"), 0, 1, -1, PROTO_STR_NULL, 0};
     grp_commit_req_t cq = {"nope", 3, "m", NULL, -1, 8, 1, &q};
     grp_commit(c, &cq);
-    CU_ASSERT_EQUAL(q.error, GRP_ERR_ILLEGAL_GENERATION);
+    CU_ASSERT_EQUAL(q.error, KERR_ILLEGAL_GENERATION);
     q.error = 0;
     cq.api_version = 9;
     grp_commit(c, &cq);
-    CU_ASSERT_EQUAL(q.error, GRP_ERR_GROUP_ID_NOT_FOUND);
+    CU_ASSERT_EQUAL(q.error, KERR_GROUP_ID_NOT_FOUND);
     /* Metadata too large: only that partition fails. */
     char big[5000];
     memset(big, 'x', sizeof(big));
@@ -593,18 +593,18 @@ static void test_commit_fetch(void)
                                {PROTO_STR("t"), 1, 6, -1, {big, 4096}, 0}};
     grp_commit_req_t cr2 = {"simple", -1, "", NULL, -1, 8, 2, r2};
     grp_commit(c, &cr2);
-    CU_ASSERT_EQUAL(r2[0].error, GRP_ERR_OFFSET_METADATA_TOO_LARGE);
+    CU_ASSERT_EQUAL(r2[0].error, KERR_OFFSET_METADATA_TOO_LARGE);
     CU_ASSERT_EQUAL(r2[1].error, 0);
     CU_ASSERT_EQUAL(grp_offset_get(g, "t", 1, 0)->offset, 100);
     CU_ASSERT_EQUAL(grp_offset_get(g, "t", 1, 1)->offset, 6);
     /* A failing store fails every partition with the mapped error. */
-    store_fail = GRP_ERR_KAFKA_STORAGE_ERROR;
+    store_fail = KERR_KAFKA_STORAGE_ERROR;
     r2[1].error = 0;
     r2[0].error = 0;
     r2[0].metadata = PROTO_STR_NULL;
     grp_commit(c, &cr2);
-    CU_ASSERT_EQUAL(r2[0].error, GRP_ERR_NOT_COORDINATOR);
-    CU_ASSERT_EQUAL(r2[1].error, GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(r2[0].error, KERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(r2[1].error, KERR_NOT_COORDINATOR);
     CU_ASSERT_EQUAL(grp_offset_get(g, "t", 1, 0)->offset, 100);
     store_fail = 0;
 
@@ -616,7 +616,7 @@ static void test_commit_fetch(void)
     grp_commit_part_t m1 = {PROTO_STR("t"), 0, 7, -1, PROTO_STR_NULL, 0};
     grp_commit_req_t cm = {"cg", 1, id, NULL, -1, 8, 1, &m1};
     grp_commit(c, &cm);
-    CU_ASSERT_EQUAL(m1.error, GRP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_EQUAL(m1.error, KERR_REBALANCE_IN_PROGRESS);
     sync_(c, &s, "cg", 1, id, NULL, 0);
     m1.error = 0;
     grp_commit(c, &cm);
@@ -624,11 +624,11 @@ static void test_commit_fetch(void)
     m1.error = 0;
     cm.generation = 0;
     grp_commit(c, &cm);
-    CU_ASSERT_EQUAL(m1.error, GRP_ERR_ILLEGAL_GENERATION);
+    CU_ASSERT_EQUAL(m1.error, KERR_ILLEGAL_GENERATION);
     m1.error = 0;
     grp_commit_req_t anon = {"cg", -1, "", NULL, -1, 8, 1, &m1};
     grp_commit(c, &anon);
-    CU_ASSERT_EQUAL(m1.error, GRP_ERR_UNKNOWN_MEMBER_ID);
+    CU_ASSERT_EQUAL(m1.error, KERR_UNKNOWN_MEMBER_ID);
     coord_free(c);
 }
 
@@ -655,12 +655,12 @@ static void test_replay(void)
     grp_commit_req_t cq = {"gone", -1, "", NULL, -1, 8, 1, &q};
     grp_commit(c, &cq);
     CU_ASSERT_EQUAL(grp_delete(c, "gone"), 0);
-    CU_ASSERT_EQUAL(grp_delete(c, "gone"), GRP_ERR_GROUP_ID_NOT_FOUND);
-    CU_ASSERT_EQUAL(grp_delete(c, "cg"), GRP_ERR_NON_EMPTY_GROUP);
+    CU_ASSERT_EQUAL(grp_delete(c, "gone"), KERR_GROUP_ID_NOT_FOUND);
+    CU_ASSERT_EQUAL(grp_delete(c, "cg"), KERR_NON_EMPTY_GROUP);
     grp_offset_del_t od = {PROTO_STR("t"), 1, 0};
     /* The group consumes t (unknown subscription metadata "R"): refused. */
     CU_ASSERT_EQUAL(grp_offset_delete(c, "cg", &od, 1), 0);
-    CU_ASSERT_EQUAL(od.error, GRP_ERR_GROUP_SUBSCRIBED_TO_TOPIC);
+    CU_ASSERT_EQUAL(od.error, KERR_GROUP_SUBSCRIBED_TO_TOPIC);
     /* The partition's live state alone rebuilds the same group. */
     int32_t cgpart = grp_rec_partition_for("cg", 2, 50);
     grp_recs_t snap;
@@ -695,7 +695,7 @@ static void test_replay(void)
     int32_t part = grp_rec_partition_for("cg", 2, 50);
     grp_load_begin(c, part);
     grp_t *g = NULL;
-    CU_ASSERT_EQUAL(grp_describe(c, "cg", &g), GRP_ERR_COORDINATOR_LOAD_IN_PROGRESS);
+    CU_ASSERT_EQUAL(grp_describe(c, "cg", &g), KERR_COORDINATOR_LOAD_IN_PROGRESS);
     CU_ASSERT_EQUAL(grp_heartbeat(c, "cg", 1, id, NULL), 0); /* blind while loading */
     for (int i = 0; i < nstored; i++) {
         grp_load_begin(c, stored[i].part);
@@ -802,7 +802,7 @@ static void test_max_size_and_delay(void)
     advance(1000);
     CU_ASSERT_EQUAL(j[0].answered, 0);
     CU_ASSERT_FALSE(join(c, &j[2], "g", "", NULL, P_RANGE, 1));
-    CU_ASSERT_EQUAL(j[2].error, GRP_ERR_GROUP_MAX_SIZE_REACHED);
+    CU_ASSERT_EQUAL(j[2].error, KERR_GROUP_MAX_SIZE_REACHED);
     advance(3000);
     CU_ASSERT_EQUAL(j[0].answered, 1);
     CU_ASSERT_EQUAL(j[1].answered, 1);
@@ -832,7 +832,7 @@ static void test_sync_timeout(void)
     CU_ASSERT_EQUAL(s1.answered, 0);
     advance(3001);
     CU_ASSERT_EQUAL(s1.answered, 1);
-    CU_ASSERT_EQUAL(s1.error, GRP_ERR_REBALANCE_IN_PROGRESS);
+    CU_ASSERT_EQUAL(s1.error, KERR_REBALANCE_IN_PROGRESS);
     CU_ASSERT_EQUAL(group(c, "g")->nmembers, 1);
     coord_free(c);
 }
@@ -863,17 +863,17 @@ static void test_offline_partition(void)
 
     offline_part = pa;
     CU_ASSERT_TRUE(grp_part_offline(c, pa));
-    CU_ASSERT_EQUAL(grp_find_coordinator(c, a), GRP_ERR_COORDINATOR_NOT_AVAILABLE);
+    CU_ASSERT_EQUAL(grp_find_coordinator(c, a), KERR_COORDINATOR_NOT_AVAILABLE);
     CU_ASSERT_EQUAL(grp_find_coordinator(c, b), 0);
     grp_commit(c, &ca);
-    CU_ASSERT_EQUAL(p.error, GRP_ERR_NOT_COORDINATOR);
-    CU_ASSERT_EQUAL(grp_offsets_group(c, a, &g), GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(p.error, KERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_offsets_group(c, a, &g), KERR_NOT_COORDINATOR);
     CU_ASSERT_PTR_NULL(g);
-    CU_ASSERT_EQUAL(grp_describe(c, a, &g), GRP_ERR_NOT_COORDINATOR);
-    CU_ASSERT_EQUAL(grp_delete(c, a), GRP_ERR_NOT_COORDINATOR);
-    CU_ASSERT_EQUAL(grp_heartbeat(c, a, 1, "m", NULL), GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_describe(c, a, &g), KERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_delete(c, a), KERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, a, 1, "m", NULL), KERR_NOT_COORDINATOR);
     CU_ASSERT_FALSE(join(c, &j, a, "", NULL, P_RANGE, 1));
-    CU_ASSERT_EQUAL(j.error, GRP_ERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(j.error, KERR_NOT_COORDINATOR);
     size_t pos = 0;
     g = grp_next(c, &pos);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
