@@ -8,6 +8,7 @@
 
 #include "api/api_group.h"
 #include "api/api_util.h"
+#include "partition/part_read.h"
 #include "util/kerr.h"
 
 /* Kafka looks in its metadata only: a partition that is offline here
@@ -15,7 +16,7 @@
 static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition)
 {
     part_t *part;
-    int16_t err = api_part_online_by_name(req, topic, partition, &part);
+    int16_t err = part_find_by_name(req->b->reg, topic.p, topic.len, partition, &part);
     return err == KERR_KAFKA_STORAGE_ERROR ? KERR_NONE : err;
 }
 

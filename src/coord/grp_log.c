@@ -350,7 +350,7 @@ static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
                      strerror(errno));
         return KERR_KAFKA_STORAGE_ERROR;
     }
-    part_appended(part);
+    part_update_hwm(part);
     part_notify(part);
     grp_log_compact_check(h, part);
     return KERR_NONE;

@@ -275,7 +275,8 @@ static void part_adopt(part_reg_t *reg, topic_t *topic, int32_t from, int32_t to
 {
     part_topic_grow(topic, to);
     for (int32_t i = from; i < to; i++) {
-        topic->parts[i] = part_new(topic, i, log_mgr_get(reg->logs, topic->name, i));
+        topic->parts[i] =
+            part_new(topic, i, log_mgr_get(reg->logs, topic->name, i), reg->node_id);
         part_take_leadership(topic->parts[i]);
     }
 }
