@@ -308,8 +308,8 @@ typedef struct log_sync_s {
 } log_sync_t;
 
 /* Returns 0 (s may have nothing to sync: log_sync_pending), or -1 with
- * errno when the log is offline or a descriptor cannot be had (nothing
- * changed). */
+ * errno when the log is offline, or when a descriptor cannot be had,
+ * which takes it offline as a failed fsync would. */
 int log_sync_begin(log_t *log, int rolled_only, log_sync_t *s);
 int log_sync_pending(const log_sync_t *s);
 /* Thread-safe: touches only s. */

@@ -69,8 +69,12 @@ int log_sync_begin(log_t *log, int rolled_only, log_sync_t *s)
     }
     return 0;
 err:
+    /* A flush that cannot even start leaves what it covers of unknown
+     * durability: as after a failed fsync, nothing since the last good
+     * flush may be called durable. */
     lg_error("log %s: cannot start a flush: %s", log->dir, strerror(errno));
     log_sync_drop(s);
+    log_set_offline(log, "a flush could not start");
     return -1;
 }
 
@@ -135,11 +139,8 @@ int log_sync_end(log_t *log, log_sync_t *s, int64_t now_ms)
 int log_flush(log_t *log, int64_t now_ms)
 {
     log_sync_t s;
-    if (log_sync_begin(log, 0, &s) < 0) {
-        if (!log_is_down(log))
-            log_set_offline(log, "fsync failed");
+    if (log_sync_begin(log, 0, &s) < 0)
         return -1;
-    }
     log_sync_run(&s);
     return log_sync_end(log, &s, now_ms);
 }

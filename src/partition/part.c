@@ -318,6 +318,16 @@ void part_reg_free(part_reg_t *reg)
     free(reg);
 }
 
+void part_topic_apply_cfg(topic_t *topic, const topic_cfg_t *cfg)
+{
+    log_config_t lc;
+    topic->cfg = *cfg;
+    cfg_topic_log_config(&topic->cfg, &lc);
+    for (int32_t i = 0; i < topic->nparts; i++)
+        if (topic->parts[i])
+            log_set_config(topic->parts[i]->log, &lc);
+}
+
 /* ---- lookups ---- */
 
 topic_t *part_topic_get(part_reg_t *reg, const char *name, size_t len)

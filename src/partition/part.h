@@ -190,6 +190,10 @@ int part_meta_offline(const part_reg_t *reg);
     "The metadata log is offline after a disk failure: topics and configs cannot change until "  \
     "the broker is restarted."
 
+/* Makes cfg the topic's config, on its live logs too (retention, roll
+ * and flush use it from their next run). */
+void part_topic_apply_cfg(topic_t *topic, const topic_cfg_t *cfg);
+
 /* The topic's dynamic configs (owned by the image; valid until the next
  * change), or NULL when it has none. */
 const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic);

@@ -150,6 +150,12 @@ static int16_t part_append_now(part_append_t *op, part_append_ent_t *ent)
     size_t blen;
 
     int16_t err = part_append_target(ent, op->reg, &part, &batch, &blen);
+    if (!err && log_pending_writes(part->log)) {
+        /* Only an inline writer gets here with writes queued elsewhere;
+         * its partitions never have any of their own. */
+        lg_error("%s-%d: an inline append behind queued writes", part->topic->name, part->index);
+        err = KERR_KAFKA_STORAGE_ERROR;
+    }
     if (!err)
         err = log_append(part->log, batch, blen, part->leader_epoch, op->now_ms, &res);
     buf_free(&ent->rebuilt);
@@ -315,7 +321,8 @@ static void part_append_validated(part_append_t *op, size_t bytes)
     for (int i = 0; i < op->nents; i++)
         if (!op->ents[i].err)
             op->ents[i].err = op->ents[i].verr;
-    if (reg->pool && (bytes >= PART_APPEND_POOL_BYTES || !part_wq_idle(reg))) {
+    if (reg->pool && !op->inline_place &&
+        (bytes >= PART_APPEND_POOL_BYTES || !part_wq_idle(reg))) {
         part_wq_add(reg, op);
         return;
     }
@@ -357,7 +364,8 @@ void part_append(part_append_t *op)
         if (!ent->err)
             bytes += (size_t)ent->len;
     }
-    if (bytes >= PART_APPEND_POOL_BYTES && op->reg->pool && !op->reg->stopping) {
+    if (bytes >= PART_APPEND_POOL_BYTES && op->reg->pool && !op->reg->stopping &&
+        !op->inline_place) {
         op->job.work = part_append_work;
         op->job.done = part_append_job_done;
         net_pool_submit(op->reg->pool, &op->job);

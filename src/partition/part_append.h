@@ -74,6 +74,11 @@ struct part_append_s {
     int16_t produce_version;  /* limits that depend on it (zstd needs v7+) */
     int64_t now_ms;
     int32_t timeout_ms;       /* acks=-1: how long to wait for the replicas */
+    int inline_place;         /* placed in the call, on the loop, whatever the
+                                 queue holds: for writers that alone write
+                                 their partitions (the coordinators), who act
+                                 on the offsets at once (done may still come
+                                 later, after the flush and acks waits) */
     part_append_ent_t *ents;
     int nents;
     part_append_done_fn *done;

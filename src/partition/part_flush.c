@@ -4,6 +4,7 @@
  * flush is dropped). */
 #include "partition/part_flush.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,6 +126,21 @@ static void part_flush_work(net_job_t *job)
             log_sync_run(&r->v[i].sync);
 }
 
+/* A flush failed: the batches that waited for it (nobody has seen them:
+ * the high watermark stayed below them) are cut from the log, as Kafka's
+ * append fails as a whole when its flush does, so that no batch whose
+ * writer is told it failed comes back after a restart. */
+static void part_flush_take_back(part_t *part)
+{
+    int64_t from = part->flush_hold < part->flush_hold_next ? part->flush_hold
+                                                            : part->flush_hold_next;
+    if (from >= log_end_offset(part->log))
+        return;
+    if (log_truncate_to(part->log, from) < 0)
+        lg_error("%s-%d: cannot remove the unflushed batches: %s", part->topic->name,
+                 part->index, strerror(errno));
+}
+
 /* Ends one log's flush; returns 0, or -1 when it failed (now offline). */
 static int part_flush_end_one(part_reg_t *reg, part_flush_ent_t *e, int64_t now)
 {
@@ -142,6 +158,7 @@ static int part_flush_end_one(part_reg_t *reg, part_flush_ent_t *e, int64_t now)
         return 0;
     }
     lg_error("%s-%d: flush failed", part->topic->name, part->index);
+    part_flush_take_back(part);
     part_notify(part); /* offline now: waiting fetches answer at once */
     return -1;
 }

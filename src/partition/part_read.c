@@ -200,3 +200,24 @@ const char *part_dir_path(const part_reg_t *reg, int d)
 {
     return log_mgr_dir_path(reg->logs, d);
 }
+
+int16_t part_roll(part_t *part, int64_t now_ms)
+{
+    return log_roll(part->log, now_ms);
+}
+
+int16_t part_read_local(part_t *part, int64_t offset, int32_t max_bytes, int64_t end,
+                        int *fd, int64_t *file_pos, int32_t *len)
+{
+    log_read_result_t lr;
+    int16_t err = log_read(part->log, offset, max_bytes, 1, end, &lr);
+    *fd = err ? -1 : lr.fd;
+    *file_pos = err ? 0 : lr.file_pos;
+    *len = err ? 0 : lr.len;
+    return err;
+}
+
+int64_t part_log_end(const part_t *part)
+{
+    return log_end_offset(part->log);
+}

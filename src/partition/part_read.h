@@ -83,6 +83,17 @@ int16_t part_epoch_end(part_t *part, int32_t current_leader_epoch, int32_t epoch
  * OFFSET_OUT_OF_RANGE, or KAFKA_STORAGE_ERROR. */
 int16_t part_delete_records(part_t *part, int64_t offset, int64_t *low);
 
+/* Starts a new segment at the log end (no-op if the active one is
+ * empty). Returns 0 or KAFKA_STORAGE_ERROR. */
+int16_t part_roll(part_t *part, int64_t now_ms);
+/* Reads whole batches from offset up to max_bytes (at least one) below
+ * end, for a local reader of the log (a coordinator replaying it):
+ * returns 0 with a region (len 0 at end), or OFFSET_OUT_OF_RANGE,
+ * KAFKA_STORAGE_ERROR. */
+int16_t part_read_local(part_t *part, int64_t offset, int32_t max_bytes, int64_t end,
+                        int *fd, int64_t *file_pos, int32_t *len);
+/* The log end offset. */
+int64_t part_log_end(const part_t *part);
 /* The log's size in bytes and its start offset. */
 int64_t part_size_bytes(const part_t *part);
 int64_t part_log_start(const part_t *part);
