@@ -1,9 +1,13 @@
 /* Metadata (key 3): brokers, cluster id, topics and partition leaders.
  * Unknown topics are created on request when auto.create.topics.enable
  * is set and the client allows it, as Kafka does. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_util.h"
+#include "cluster/ctl.h"
+#include "util/logging.h"
+#include "util/mem.h"
 
 static int32_t *api_md_self(api_req_t *req)
 {
@@ -58,6 +62,57 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
 }
 
 /* Resolves one requested topic, creating it if allowed. */
+/* ---- auto-creation ---- */
+
+/* What a creation that ended within the call said; -1 while it is out. */
+typedef struct api_md_create_s {
+    int in_call;
+    int16_t *result;
+} api_md_create_t;
+
+static void api_md_created(ctl_op_t *op)
+{
+    api_md_create_t *mc = op->udata;
+    if (mc->in_call)
+        *mc->result = op->err;
+    else if (op->err && op->err != KERR_TOPIC_ALREADY_EXISTS)
+        lg_info("auto-creating topic %.*s: %s: %s", (int)op->name_len, op->name,
+                kerr_name(op->err), op->msg);
+    free(mc);
+    ctl_op_free(op);
+}
+
+/* Auto-creation, as Kafka's brokers ask their controller: the topic when
+ * the creation is done already (no worker threads, or it existed), else
+ * NULL with *err: LEADER_NOT_AVAILABLE while it is being created, which
+ * clients retry, or why it was refused. */
+static topic_t *api_md_auto_create(api_req_t *req, proto_str_t name, int16_t *err)
+{
+    broker_t *b = req->b;
+    int16_t result = -1;
+    api_md_create_t *mc = xcalloc(1, sizeof(*mc));
+    ctl_op_t *op = ctl_op_new_topic(b->ctl, name.p, (size_t)name.len, b->cfg.num_partitions,
+                                    NULL, req->now_ms);
+
+    mc->in_call = 1;
+    mc->result = &result;
+    op->done = api_md_created;
+    op->udata = mc;
+    ctl_submit(b->ctl, op);
+    if (result == -1) {
+        mc->in_call = 0;
+        *err = KERR_LEADER_NOT_AVAILABLE;
+        return NULL;
+    }
+    topic_t *topic = part_topic_get(b->reg, name.p, (size_t)name.len);
+    /* The name was valid, so 17 here is a '.'/'_' collision, which
+     * Kafka's auto-creation reports as unknown. */
+    *err = result == KERR_INVALID_TOPIC_EXCEPTION ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+           : topic                                  ? KERR_NONE
+                                                    : result;
+    return topic;
+}
+
 static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic_t *rt,
                        proto_metadata_resp_metadata_response_topic_t *t, int auto_create,
                        int with_ops)
@@ -82,7 +137,7 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
         t->is_internal = api_internal_topic(rt->name);
         topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
         if (!topic) {
-            int16_t err = part_topic_name_check(rt->name.p, (size_t)rt->name.len);
+            int16_t err = ctl_topic_name_check(rt->name.p, (size_t)rt->name.len, NULL, 0);
             if (err) {
                 t->error_code = err;
                 return;
@@ -91,15 +146,8 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
                 t->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 return;
             }
-            err = part_topic_create(b->reg, rt->name.p, (size_t)rt->name.len,
-                                    b->cfg.num_partitions, NULL, req->now_ms, &topic);
-            if (err == KERR_TOPIC_ALREADY_EXISTS)
-                topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
-            if (!topic) {
-                /* The name was valid, so 17 here is a '.'/'_' collision,
-                 * which Kafka's auto-creation reports as unknown. */
-                t->error_code = err == KERR_INVALID_TOPIC_EXCEPTION ? KERR_UNKNOWN_TOPIC_OR_PARTITION
-                                                                    : err;
+            if (!(topic = api_md_auto_create(req, rt->name, &err))) {
+                t->error_code = err;
                 return;
             }
         }

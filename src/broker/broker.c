@@ -318,15 +318,21 @@ static int broker_open_logs(broker_t *b)
         return -1;
     }
     snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
+    /* Metadata flows down: the controller owns the metadata log, the
+     * partition layer follows it. */
+    cfg_topic_apply_static(&tdef, &b->cfg.props);
+    ctl_config_t cc = {b->cfg.node_id, tdef};
+    b->ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
+    if (!b->ctl)
+        return -1;
+    ctl_attach(b->ctl, b->loop, b->pool);
     part_reg_config_t rc;
     memset(&rc, 0, sizeof(rc));
     rc.defaults = tdef;
-    rc.props = &b->cfg.props;
     rc.num_partitions = b->cfg.num_partitions;
     rc.node_id = b->cfg.node_id;
+    rc.ctl = b->ctl;
     b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
-    if (!b->reg)
-        return -1;
     part_attach(b->reg, b->loop, b->pool);
     b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
     broker_pid_load(b);
@@ -447,9 +453,12 @@ int broker_run(broker_t *b)
     broker_shutdown(b);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
+    ctl_attach(b->ctl, b->loop, NULL);
+    part_attach(b->reg, b->loop, NULL);
     part_append_shutdown(b->reg); /* writes still queued and the last flush round */
     api_group_shutdown(b);
     part_reg_free(b->reg);
+    ctl_free(b->ctl);
     fsess_cache_free(b->fsess);
     if (log_mgr_close(b->logs, -1) < 0) {
         lg_error("clean shutdown of the logs failed: %s", strerror(errno));

@@ -17,9 +17,11 @@ typedef struct broker_s {
     broker_config_t cfg;
     net_loop_t *loop;
     log_mgr_t *logs;
+    struct ctl_s *ctl;           /* the controller: the metadata log's owner */
     part_reg_t *reg;
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
+    int grp_topic_pending;       /* __consumer_offsets is being created */
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
     int nlisteners;

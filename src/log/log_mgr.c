@@ -485,6 +485,28 @@ static void mgr_remove_tree(const char *path)
 log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
                       const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms)
 {
+    return log_mgr_create_in(mgr, -1, topic, partition, topic_id, cfg, now_ms);
+}
+
+int log_mgr_dir_nparts(const log_mgr_t *mgr, int i)
+{
+    return i >= 0 && i < mgr->ndirs ? mgr->dirs[i].nparts : 0;
+}
+
+int log_mgr_dir_index(const log_mgr_t *mgr, const uint8_t id[16])
+{
+    uint8_t mine[16];
+    for (int i = 0; i < mgr->ndirs; i++) {
+        log_mgr_dir_id(mgr, i, mine);
+        if (!memcmp(mine, id, 16))
+            return i;
+    }
+    return -1;
+}
+
+log_t *log_mgr_create_in(log_mgr_t *mgr, int dir, const char *topic, int32_t partition,
+                         const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms)
+{
     mgr_part_t *part = mgr_find(mgr, topic, partition);
     char name[512], *pdir;
     log_open_args_t a;
@@ -502,7 +524,7 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
         errno = EINVAL;
         return NULL;
     }
-    d = mgr_least_loaded(mgr);
+    d = dir >= 0 && dir < mgr->ndirs ? dir : mgr_least_loaded(mgr);
     part_key(name, sizeof(name), topic, partition);
     pdir = join(mgr->dirs[d].path, name);
     memset(&a, 0, sizeof(a));

@@ -79,6 +79,15 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
                       const uint8_t topic_id[16], const log_config_t *cfg,
                       int64_t now_ms);
 
+/* log_mgr_create in log dir `dir` (index), or the least loaded when dir
+ * is -1 or not a log dir. */
+log_t *log_mgr_create_in(log_mgr_t *mgr, int dir, const char *topic, int32_t partition,
+                         const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms);
+/* Partitions in log dir i, and the index of the log dir with this
+ * directory.id (-1 if none). */
+int log_mgr_dir_nparts(const log_mgr_t *mgr, int i);
+int log_mgr_dir_index(const log_mgr_t *mgr, const uint8_t id[16]);
+
 /* Deletes a partition: closes its log and renames its directory to
  * "<topic>-<p>.<uuid hex>-delete"; the files are removed by log_mgr_purge()
  * after file.delete.delay.ms. Returns 0, or -1 with errno (ENOENT if the
