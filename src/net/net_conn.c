@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,11 @@ struct net_outq_s {
 static void net_conn_io(net_loop_t *loop, net_io_t *io, int events);
 static void net_conn_process(net_conn_t *conn);
 
-static uint64_t net_conn_next_id = 1;
+/* Connection ids name a connection in the logs, so they must stay unique
+ * in the process when several loops (one per core, or two brokers in one
+ * test process) accept at once: one relaxed atomic add per accept, off
+ * the request path. */
+static atomic_uint_fast64_t net_conn_next_id = 1;
 
 static void net_conn_peer(net_conn_t *conn)
 {
@@ -68,7 +73,7 @@ net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, in
     conn->ops = ops;
     conn->max_frame = max_frame;
     conn->refs = 1;
-    conn->id = net_conn_next_id++;
+    conn->id = atomic_fetch_add_explicit(&net_conn_next_id, 1, memory_order_relaxed);
     conn->last_active = net_loop_now_mono(loop);
     arena_init(&conn->arena, 4096);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
