@@ -8,11 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
+#include "net/net_xprt_tcp.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -69,6 +68,7 @@ net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, in
     conn->io.fd = fd;
     conn->io.cb = net_conn_io;
     conn->io.data = conn;
+    net_xprt_tcp_attach(&conn->xprt);
     conn->loop = loop;
     conn->ops = ops;
     conn->max_frame = max_frame;
@@ -135,7 +135,8 @@ void net_conn_close(net_conn_t *conn, const char *why)
         lg_info("closing connection %llu from %s: %s", (unsigned long long)conn->id, conn->peer,
                 why);
     net_io_del(conn->loop, &conn->io);
-    close(conn->io.fd);
+    conn->xprt.ops->close(conn->xprt.ctx, conn->io.fd);
+    conn->xprt.ctx = NULL;
     conn->io.fd = -1;
     if (conn->ops->on_close)
         conn->ops->on_close(conn);
@@ -212,7 +213,7 @@ static int net_conn_send_file(net_conn_t *conn, net_outq_t *q, int idx)
     buf_splice_t *s = &q->buf.spl[idx];
     size_t done = q->sent - net_splice_logical(q, idx);
     off_t off = (off_t)(s->off + (int64_t)done);
-    ssize_t w = sendfile(conn->io.fd, s->fd, &off, s->len - done);
+    ssize_t w = conn->xprt.ops->sendfile(conn->xprt.ctx, conn->io.fd, s->fd, &off, s->len - done);
     if (w < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
     if (w == 0) {
@@ -241,7 +242,7 @@ static int net_conn_flush(net_conn_t *conn)
                 break;
             continue;
         }
-        ssize_t w = writev(conn->io.fd, iov, n);
+        ssize_t w = conn->xprt.ops->writev(conn->xprt.ctx, conn->io.fd, iov, n);
         if (w < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 break;
@@ -261,6 +262,8 @@ static void net_conn_update_events(net_conn_t *conn)
         ev |= NET_WRITE;
     if (!conn->busy && !conn->eof && conn->out_pending < NET_OUT_HIGH_WATER)
         ev |= NET_READ;
+    if (conn->xprt.ops->wants)
+        ev = conn->xprt.ops->wants(conn->xprt.ctx, ev);
     if (net_io_set(conn->loop, &conn->io, ev) < 0)
         net_conn_close(conn, strerror(errno));
 }
@@ -398,7 +401,8 @@ static void net_conn_read(net_conn_t *conn)
 {
     for (;;) {
         net_conn_rbuf_room(conn);
-        ssize_t r = read(conn->io.fd, conn->rbuf + conn->rlen, conn->rcap - conn->rlen);
+        ssize_t r = conn->xprt.ops->read(conn->xprt.ctx, conn->io.fd, conn->rbuf + conn->rlen,
+                                         conn->rcap - conn->rlen);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
