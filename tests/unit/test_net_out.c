@@ -426,13 +426,13 @@ static void test_refused_backoff(void)
     net_out_t *out = client("127.0.0.1", port, &cfg);
     nattempts = 0;
     reset_calls(1);
-    send_req(out, 0, PROTO_API_METADATA, 4, 2700);
-    run_for(6000);
+    send_req(out, 0, PROTO_API_METADATA, 4, 3500);
+    run_for(7000);
     CU_ASSERT_EQUAL(ncalled, 1);
     CU_ASSERT_EQUAL(calls[0].err, KERR_REQUEST_TIMED_OUT);
     CU_ASSERT_EQUAL(calls[0].sys_errno, ECONNREFUSED);
     CU_ASSERT_EQUAL(calls[0].corr, -1);
-    CU_ASSERT(calls[0].at - t0 >= 2690 && calls[0].at - t0 < 4000);
+    CU_ASSERT(calls[0].at - t0 >= 3490 && calls[0].at - t0 < 5000);
     CU_ASSERT_EQUAL(last_backoff_errno, ECONNREFUSED);
     CU_ASSERT_FATAL(nattempts >= 7);
     for (int i = 1; i < 7; i++) {
