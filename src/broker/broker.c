@@ -268,8 +268,6 @@ static void broker_job_idle(net_loop_t *loop, void *data)
 
 /* ---- signals ---- */
 
-static net_io_t broker_sigio;
-
 static void broker_on_signal(net_loop_t *loop, net_io_t *io, int events)
 {
     struct signalfd_siginfo si;
@@ -288,10 +286,10 @@ static int broker_signals(broker_t *b)
     sigaddset(&set, SIGINT);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    broker_sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    broker_sigio.cb = broker_on_signal;
-    broker_sigio.data = b;
-    if (broker_sigio.fd < 0 || net_io_set(b->loop, &broker_sigio, NET_READ) < 0) {
+    b->sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    b->sigio.cb = broker_on_signal;
+    b->sigio.data = b;
+    if (b->sigio.fd < 0 || net_io_set(b->loop, &b->sigio, NET_READ) < 0) {
         lg_error("signalfd: %s", strerror(errno));
         return -1;
     }
@@ -382,6 +380,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     b->start_mono_ms = net_now_mono_ms();
     b->conns.next = b->conns.prev = &b->conns;
+    b->sigio.fd = -1;
     lg_set_level((enum lg_level)b->cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
@@ -465,7 +464,10 @@ int broker_run(broker_t *b)
         rc = 1;
     }
     free(b->listeners);
-    close(broker_sigio.fd);
+    if (b->sigio.fd >= 0) {
+        net_io_del(b->loop, &b->sigio);
+        close(b->sigio.fd);
+    }
     net_loop_free(b->loop);
     broker_config_free(&b->cfg);
     lg_info("shut down");

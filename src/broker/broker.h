@@ -31,6 +31,7 @@ typedef struct broker_s {
     char hostname[256];   /* for listeners without a host */
     int64_t start_mono_ms;
     int stopping;
+    net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
 
     /* Producer ids are handed out from blocks persisted in the first log
      * dir, so a restart never reuses one (as Kafka's controller does). */
