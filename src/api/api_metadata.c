@@ -23,11 +23,17 @@ static int32_t *api_md_self(api_req_t *req)
  * replicas on (the default of a new 4.x cluster), out of the ISR. The
  * epoch is not kept: the restart that brings the log back takes it. */
 static void api_md_fill_part(proto_metadata_resp_metadata_response_partition_t *p,
-                             const part_t *part, int32_t *self)
+                             const part_t *part, int creating, int32_t *self)
 {
     p->replica_nodes.n = p->isr_nodes.n = 1;
     p->replica_nodes.v = p->isr_nodes.v = self;
     p->offline_replicas.n = 0;
+    if (creating) { /* its log is being made: no leader yet, clients retry */
+        p->error_code = KERR_LEADER_NOT_AVAILABLE;
+        p->leader_id = -1;
+        p->isr_nodes.n = 0;
+        return;
+    }
     if (!part_offline(part)) {
         p->leader_id = *self;
         p->leader_epoch = part->leader_epoch;
@@ -57,7 +63,7 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     for (int32_t i = 0; i < topic->nparts; i++) {
         proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
         t->partitions.v[i].partition_index = i;
-        api_md_fill_part(&t->partitions.v[i], topic->parts[i], self);
+        api_md_fill_part(&t->partitions.v[i], topic->parts[i], part_creating(topic, i), self);
     }
 }
 

@@ -229,7 +229,13 @@ void meta_log_free(meta_log_t *ml)
 /* A committed batch: its records decoded again from the batch itself
  * (what the log holds is what is applied), applied to the image, told to
  * the listener. */
-static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms)
+static void meta_log_applied_now(void *arg)
+{
+    (void)arg;
+}
+
+static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms,
+                           void (*applied)(void *arg), void *arg)
 {
     log_batch_iter_t *it = log_batch_iter_new(batch, len);
     meta_rec_t *recs = NULL;
@@ -256,7 +262,9 @@ static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int
     log_batch_iter_free(it);
     log_set_high_watermark(ml->log, log_end_offset(ml->log));
     if (ml->listener.on_commit && n)
-        ml->listener.on_commit(ml->listener.ctx, recs, n, &ml->img, now_ms);
+        ml->listener.on_commit(ml->listener.ctx, recs, n, &ml->img, now_ms, applied, arg);
+    else
+        applied(arg);
     free(recs);
     arena_destroy(&arena);
 }
@@ -303,7 +311,7 @@ int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t n
     if (log_flush(ml->log, now_ms) < 0)
         kerr = meta_log_take_back(ml, base);
     else
-        meta_log_apply(ml, b.p, b.len, now_ms);
+        meta_log_apply(ml, b.p, b.len, now_ms, meta_log_applied_now, NULL);
     buf_free(&b);
     return kerr;
 }
@@ -326,20 +334,30 @@ static void meta_commit_work(net_job_t *job)
     log_sync_run(&((meta_commit_t *)job)->sync);
 }
 
+/* The layers above have made the change theirs: the requester hears. */
+static void meta_commit_applied(void *arg)
+{
+    meta_commit_t *mc = arg;
+    buf_free(&mc->batch);
+    mc->cb(mc->udata, KERR_NONE);
+    free(mc);
+}
+
 static void meta_commit_done(net_job_t *job)
 {
     meta_commit_t *mc = (meta_commit_t *)job;
     meta_log_t *ml = mc->ml;
-    int16_t kerr = KERR_NONE;
 
     ml->out = NULL;
-    if (log_sync_end(ml->log, &mc->sync, mc->now_ms) < 0)
-        kerr = meta_log_take_back(ml, mc->base);
-    else
-        meta_log_apply(ml, mc->batch.p, mc->batch.len, mc->now_ms);
-    buf_free(&mc->batch);
-    mc->cb(mc->udata, kerr);
-    free(mc);
+    if (log_sync_end(ml->log, &mc->sync, mc->now_ms) < 0) {
+        int16_t kerr = meta_log_take_back(ml, mc->base);
+        buf_free(&mc->batch);
+        mc->cb(mc->udata, kerr);
+        free(mc);
+        return;
+    }
+    /* mc may be gone once this returns (meta_commit_applied). */
+    meta_log_apply(ml, mc->batch.p, mc->batch.len, mc->now_ms, meta_commit_applied, mc);
 }
 
 void meta_log_attach(meta_log_t *ml, net_loop_t *loop, net_pool_t *pool)

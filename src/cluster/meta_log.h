@@ -32,9 +32,11 @@
 typedef struct meta_listener_s {
     void *ctx;
     /* recs[0..n): the records of one committed batch, in log order, all
-     * applied to img already. */
+     * applied to img already. The listener calls applied(arg) once it has
+     * made the change its own (at once, or later when its work is done
+     * off the loop); the change's requester is answered then. */
     void (*on_commit)(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
-                      int64_t now_ms);
+                      int64_t now_ms, void (*applied)(void *arg), void *arg);
 } meta_listener_t;
 
 typedef struct meta_log_s {

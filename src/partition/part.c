@@ -58,6 +58,7 @@ void part_topic_free(topic_t *topic)
     for (int32_t i = 0; i < topic->nparts; i++)
         part_free(topic->parts[i]);
     free(topic->parts);
+    free(topic->creating);
     free(topic->name);
     free(topic);
 }
@@ -125,8 +126,11 @@ void part_topic_grow(topic_t *topic, int32_t nparts)
     if (nparts <= topic->nparts)
         return;
     topic->parts = xrealloc(topic->parts, (size_t)nparts * sizeof(part_t *));
-    for (int32_t i = topic->nparts; i < nparts; i++)
+    topic->creating = xrealloc(topic->creating, (size_t)nparts);
+    for (int32_t i = topic->nparts; i < nparts; i++) {
         topic->parts[i] = NULL;
+        topic->creating[i] = 0;
+    }
     topic->nparts = nparts;
 }
 

@@ -66,7 +66,8 @@ struct topic_s {
     size_t name_len;
     uint8_t id[16];
     int32_t nparts;
-    part_t **parts;
+    part_t **parts;    /* NULL while offline or being created */
+    uint8_t *creating; /* per partition: its log is being made on a worker */
     topic_cfg_t cfg;
     bool internal;
 };
@@ -143,6 +144,14 @@ static inline part_t *part_get(topic_t *topic, int32_t index)
  * controller takes its only replica out of leadership (leader -1). A
  * partition whose log dir is gone at start-up has no part_t at all
  * (topic->parts[i] NULL) and counts as offline too. */
+/* 1 while the partition's log is being created (its PartitionRecord is
+ * committed, its files are made on a worker): clients are told to retry
+ * as when a broker has not caught up with the metadata yet. */
+static inline int part_creating(const topic_t *topic, int32_t index)
+{
+    return index >= 0 && index < topic->nparts && topic->creating && topic->creating[index];
+}
+
 static inline int part_offline(const part_t *part)
 {
     return !part || log_offline(part->log);

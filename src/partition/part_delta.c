@@ -8,10 +8,14 @@
  * harmless: the start-up load creates the logs the image has and the disk
  * lacks, and deletes the directories the image does not know. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "net/net_pool.h"
 
 #include "partition/part_int.h"
 #include "util/logging.h"
+#include "util/mem.h"
 
 static void part_delta_cfg(part_reg_t *reg, const meta_image_t *img, const char *name,
                            size_t len, topic_cfg_t *cfg)
@@ -46,26 +50,103 @@ static int part_delta_dir(const part_reg_t *reg, const meta_part_rec_t *r)
     return log_mgr_dir_index(reg->logs, r->directories.v[0]);
 }
 
-static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int64_t now_ms)
+/* A committed change being applied: its requester is answered once every
+ * log it creates exists, so that a client may use a topic as soon as it
+ * is told it was created. */
+typedef struct part_delta_s {
+    void (*applied)(void *arg);
+    void *arg;
+    int pending;
+} part_delta_t;
+
+static void part_delta_unref(part_delta_t *d)
+{
+    if (--d->pending > 0)
+        return;
+    d->applied(d->arg);
+    free(d);
+}
+
+/* One partition's log, made on a worker (log_mgr_new_*). */
+typedef struct part_make_s {
+    net_job_t job; /* first */
+    part_reg_t *reg;
+    part_delta_t *delta;
+    uint8_t topic_id[16];
+    int32_t partition;
+    log_mgr_new_t n;
+} part_make_t;
+
+static void part_make_work(net_job_t *job)
+{
+    log_mgr_new_build(&((part_make_t *)job)->n);
+}
+
+/* The log is made: the partition joins its topic, unless the topic went
+ * meanwhile (its files go again). */
+static void part_make_done(net_job_t *job)
+{
+    part_make_t *m = (part_make_t *)job;
+    part_reg_t *reg = m->reg;
+    topic_t *topic = part_topic_by_id(reg, m->topic_id);
+    int32_t p = m->partition;
+
+    part_delta_t *d = m->delta;
+    if (!topic || !part_creating(topic, p)) {
+        log_mgr_new_discard(&m->n);
+        free(m);
+        part_delta_unref(d);
+        return;
+    }
+    topic->creating[p] = 0;
+    log_t *log = log_mgr_new_adopt(reg->logs, &m->n);
+    if (!log) /* as a Kafka broker whose log dir fails: offline until a restart makes it */
+        lg_error("cannot create partition %s-%d: %s; it is offline", topic->name, p,
+                 strerror(errno));
+    else {
+        topic->parts[p] = part_new(topic, p, log, reg->node_id);
+        part_take_leadership(topic->parts[p]);
+    }
+    free(m);
+    part_delta_unref(d);
+}
+
+/* A partition of ours: its log is made on a worker (creating a thousand
+ * partitions would otherwise stop the loop for seconds of file creation
+ * and fsyncs); meanwhile it answers as not led here yet. */
+static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int64_t now_ms,
+                                 part_delta_t *d)
 {
     topic_t *topic = part_topic_by_id(reg, r->topic_id);
     log_config_t lc;
 
-    if (!topic || !part_delta_replica_here(reg, r) || part_get(topic, r->partition_id))
+    if (!topic || !part_delta_replica_here(reg, r) || part_get(topic, r->partition_id) ||
+        part_creating(topic, r->partition_id))
         return;
-    cfg_topic_log_config(&topic->cfg, &lc);
-    log_t *log = log_mgr_create_in(reg->logs, part_delta_dir(reg, r), topic->name,
-                                   r->partition_id, topic->id, &lc, now_ms);
     part_topic_grow(topic, r->partition_id + 1);
-    if (!log) {
-        /* As a Kafka broker whose log dir fails: the partition is offline
-         * here until a restart creates it. */
+    cfg_topic_log_config(&topic->cfg, &lc);
+    part_make_t *m = xcalloc(1, sizeof(*m));
+    if (log_mgr_new_prepare(reg->logs, part_delta_dir(reg, r), topic->name, r->partition_id,
+                            topic->id, &lc, now_ms, &m->n) < 0) {
         lg_error("cannot create partition %s-%d: %s; it is offline", topic->name,
                  r->partition_id, strerror(errno));
+        free(m);
         return;
     }
-    topic->parts[r->partition_id] = part_new(topic, r->partition_id, log, reg->node_id);
-    part_take_leadership(topic->parts[r->partition_id]);
+    m->reg = reg;
+    m->delta = d;
+    d->pending++;
+    memcpy(m->topic_id, topic->id, 16);
+    m->partition = r->partition_id;
+    m->job.work = part_make_work;
+    m->job.done = part_make_done;
+    topic->creating[r->partition_id] = 1;
+    if (reg->pool && !reg->stopping) {
+        net_pool_submit(reg->pool, &m->job);
+        return;
+    }
+    part_make_work(&m->job);
+    part_make_done(&m->job);
 }
 
 /* The topic goes: waiting operations are woken first (they look their
@@ -116,11 +197,16 @@ static void part_delta_log_topic(part_reg_t *reg, const uint8_t id[16], int32_t 
 }
 
 void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
-                      int64_t now_ms)
+                      int64_t now_ms, void (*applied)(void *arg), void *arg)
 {
     part_reg_t *reg = ctx;
     int32_t first = -1;
     const uint8_t *grown = NULL;
+    part_delta_t *d = xcalloc(1, sizeof(*d));
+
+    d->applied = applied;
+    d->arg = arg;
+    d->pending = 1; /* until every record is looked at */
 
     for (int i = 0; i < n; i++) {
         const meta_rec_t *r = &recs[i];
@@ -131,7 +217,7 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
                 grown = r->u.part.topic_id;
                 first = r->u.part.partition_id;
             }
-            part_delta_partition(reg, &r->u.part, now_ms);
+            part_delta_partition(reg, &r->u.part, now_ms, d);
             break;
         case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic_id, now_ms); break;
         case META_REC_CONFIG: part_delta_config(reg, &r->u.config, img); break;
@@ -140,4 +226,5 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
     }
     if (grown)
         part_delta_log_topic(reg, grown, first);
+    part_delta_unref(d);
 }

@@ -26,7 +26,7 @@ void part_take_leadership(part_t *part);
 /* The metadata log's listener (part_delta.c): applies a committed
  * change to the registry and the logs. */
 void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
-                      int64_t now_ms);
+                      int64_t now_ms, void (*applied)(void *arg), void *arg);
 
 /* The append path's steps shared with the write queue (part_wq.c). */
 struct part_append_s;

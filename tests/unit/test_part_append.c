@@ -96,6 +96,8 @@ static void run_for(int64_t ms)
     net_loop_run(loop);
 }
 
+static void run_for(int64_t ms);
+
 static void created(ctl_op_t *op)
 {
     (void)op;
@@ -119,6 +121,8 @@ static topic_t *topic(const char *name, const char *key, const char *value)
     op.done = created;
     ctl_submit(ctl, &op);
     CU_ASSERT_EQUAL_FATAL(op.err, 0);
+    for (int i = 0; i < 100 && !part_topic_get(reg, name, strlen(name))->parts[0]; i++)
+        run_for(10); /* its log is made on the pool */
     return part_topic_get(reg, name, strlen(name));
 }
 
