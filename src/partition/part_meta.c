@@ -21,7 +21,7 @@
 typedef struct part_batch_s {
     meta_rec_t *v;
     int n, cap;
-    uint8_t (*dirs)[16];
+    proto_uuid_t *dirs;
     int ndirs;
 } part_batch_t;
 
@@ -57,18 +57,18 @@ static void part_batch_partition(part_batch_t *b, part_reg_t *reg, const uint8_t
     int d = log_mgr_dir_of(reg->logs, topic, p);
 
     pr->partition_id = p;
-    memcpy(pr->topic_id, id, 16);
+    memcpy(pr->topic_id.b, id, 16);
     pr->replicas.n = pr->isr.n = 1;
     pr->replicas.v = pr->isr.v = &reg->node_id;
-    pr->removing.n = pr->adding.n = 0;
+    pr->removing_replicas.n = pr->adding_replicas.n = 0;
     pr->leader = reg->node_id;
     pr->leader_epoch = 0;
     pr->partition_epoch = 0;
     pr->directories.n = 1;
     pr->directories.v = &b->dirs[b->ndirs];
-    memset(b->dirs[b->ndirs], 0, 16);
+    memset(&b->dirs[b->ndirs], 0, 16);
     if (d >= 0)
-        log_mgr_dir_id(reg->logs, d, b->dirs[b->ndirs]);
+        log_mgr_dir_id(reg->logs, d, b->dirs[b->ndirs].b);
     b->ndirs++;
 }
 
@@ -135,7 +135,7 @@ static int16_t part_boot_topics(part_reg_t *reg, part_batch_t *b, smap_t *topics
         meta_rec_t *r = part_batch_add(b, META_REC_TOPIC);
         /* key points into the map, which outlives the commit */
         r->u.topic.name = part_mstr(key, klen);
-        memcpy(r->u.topic.id, t->id, 16);
+        memcpy(r->u.topic.topic_id.b, t->id, 16);
         for (int32_t p = 0; p < t->nparts; p++)
             part_batch_partition(b, reg, t->id, p, name);
         lg_info("metadata log: adopting topic %s with %d partitions from the log dirs", name,
@@ -157,7 +157,7 @@ int16_t part_meta_bootstrap(part_reg_t *reg, int64_t now_ms)
     log_mgr_foreach(reg->logs, part_boot_scan, ctx);
     meta_rec_t *fr = part_batch_add(&b, META_REC_FEATURE_LEVEL);
     fr->u.feature.name = part_mstr("metadata.version", strlen("metadata.version"));
-    fr->u.feature.level = META_LOG_METADATA_VERSION;
+    fr->u.feature.feature_level = META_LOG_METADATA_VERSION;
     err = part_boot_topics(reg, &b, &topics);
     if (!err)
         err = meta_log_commit(reg->meta, b.v, b.n, now_ms);
@@ -330,7 +330,7 @@ int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int3
     /* Kafka's order: the topic, its configs, its partitions. */
     meta_rec_t *r = part_batch_add(&b, META_REC_TOPIC);
     r->u.topic.name = part_mstr(cname, len);
-    memcpy(r->u.topic.id, id, 16);
+    memcpy(r->u.topic.topic_id.b, id, 16);
     for (int i = 0; i < nkv; i++)
         if (kv[i].value)
             part_batch_config(&b, cname, len, kv[i].key, kv[i].value);
@@ -375,7 +375,7 @@ int16_t part_topic_delete(part_reg_t *reg, topic_t *topic, int64_t now_ms)
     int16_t e;
 
     meta_rec_init(&r, META_REC_REMOVE_TOPIC);
-    memcpy(r.u.remove_topic_id, topic->id, 16);
+    memcpy(r.u.remove_topic.topic_id.b, topic->id, 16);
     if ((e = meta_log_commit(reg->meta, &r, 1, now_ms)))
         return e;
     part_topic_unlink(reg, topic);
