@@ -659,12 +659,24 @@ static void resolve_msg(mdef_t *m)
                 fail("%s: struct %s defined twice", m->name, m->st[i]->name);
 }
 
+/* A control record's body starts with its own version (the reader takes
+ * it from there): `Version int16 0+`, untagged. */
+static void check_control(const mdef_t *m)
+{
+    const fdef_t *f = m->top->n ? &m->top->f[0] : NULL;
+    if (!f || strcmp(f->name, "Version") || f->type != T_INT16 || f->array || f->tag >= 0 ||
+        f->ver.min != 0 || f->ver.max != VMAX)
+        fail("control record %s must begin with `Version int16 0+`", m->name);
+}
+
 /* Names are unique across all messages, and a record type within its
  * kind (a reader finds the schema by it). */
 static void check_unique(const model_t *mod)
 {
     for (int i = 0; i < mod->nmsgs; i++) {
         const mdef_t *m = mod->msgs[i];
+        if (m->kind == K_CONTROL)
+            check_control(m);
         for (int j = 0; j < i; j++) {
             const mdef_t *o = mod->msgs[j];
             if (!strcmp(m->name, o->name))

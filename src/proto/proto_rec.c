@@ -16,19 +16,34 @@
  *                  data records EndTxnMarker (a transaction marker's value)
  *                  and ControlRecordTypeSchema (every control record's
  *                  key: version 0 | int16 ControlRecordType)
- *   control      body
+ *   control      body, whose first field is int16 Version: the version
+ *                  of the body itself
  *                  the value of a KRaft control record, whose type is in
- *                  its key; the body begins with its own Version field and
- *                  is read at the highest version we define, as Kafka
- *                  reads it
+ *                  its key (LeaderChangeMessage, SnapshotHeaderRecord, ...);
+ *                  the encoder sets Version to the version it writes
  *
  * A reader that meets a type or version it does not define skips the
  * record (returns 1): a newer writer's records are not corruption. */
 #include "proto/proto_rec.h"
 
+#include <string.h>
+
 #include "util/rd.h"
 
 #define PROTO_REC_FRAME_VERSION 1
+
+/* A control record's Version field (the first, protogen checks) is the
+ * version it is written at: the copy's is set so the two cannot differ. */
+static void rec_encode_control(const proto_msg_t *msg, const void *m, int16_t version,
+                               buf_t *out)
+{
+    proto_rec_control_any_t copy;
+    if (msg->st->size > sizeof(copy))
+        return; /* not a control record of ours: nothing sane to write */
+    memcpy(&copy, m, msg->st->size);
+    memcpy(&copy, &version, sizeof(version));
+    proto_msg_encode(msg, &copy, version, out);
+}
 
 void proto_rec_encode(const proto_msg_t *msg, const void *m, int16_t version, buf_t *out)
 {
@@ -48,15 +63,19 @@ void proto_rec_encode(const proto_msg_t *msg, const void *m, int16_t version, bu
     case PROTO_REC_KIND_DATA:
         buf_put_i16(out, version);
         break;
-    default: /* control: the body alone */
+    case PROTO_REC_KIND_CONTROL:
+        rec_encode_control(msg, m, version, out);
+        return;
+    default:
         break;
     }
     proto_msg_encode(msg, m, version, out);
 }
 
 /* Reads the framing of a kind's record: the type where the framing holds
- * one, the version where it holds one (control: -1, decided later).
- * Returns 0, or -1 when the framing is short or malformed. */
+ * one, and the version (a control record's leads its body, so rd is not
+ * moved past it). Returns 0, or -1 when the framing is short or
+ * malformed. */
 static int rec_frame(int kind, rd_t *rd, int16_t *type, int16_t *version)
 {
     switch (kind) {
@@ -78,9 +97,11 @@ static int rec_frame(int kind, rd_t *rd, int16_t *type, int16_t *version)
     case PROTO_REC_KIND_DATA:
         *version = rd_i16(rd);
         break;
-    case PROTO_REC_KIND_CONTROL:
-        *version = -1;
-        break;
+    case PROTO_REC_KIND_CONTROL: {
+        rd_t peek = *rd;
+        *version = rd_i16(&peek);
+        return peek.err ? -1 : 0;
+    }
     default:
         return -1;
     }
@@ -110,8 +131,6 @@ int proto_rec_decode(int kind, int16_t type, const uint8_t *buf, size_t len, voi
         return -1;
     if (!(info->msg = proto_rec_find(kind, info->type)))
         return 1;
-    if (kind == PROTO_REC_KIND_CONTROL)
-        info->version = info->msg->vmax;
     if (info->msg->st->size > msize)
         return -1;
     return rec_body(info->msg, m, info->version, &rd, arena);
@@ -128,8 +147,6 @@ int proto_rec_read(const proto_msg_t *msg, void *m, int16_t *version, const uint
         return -1;
     if (type != msg->key)
         return 1;
-    if (msg->kind == PROTO_REC_KIND_CONTROL)
-        ver = msg->vmax;
     if (version)
         *version = ver;
     return rec_body(msg, m, ver, &rd, arena);
