@@ -15,7 +15,7 @@
 #include "util/arena.h"
 #include "util/buf.h"
 
-/* Record apiKeys (the "apiKey" of records/metadata/NAME.json). */
+/* Record apiKeys (the key= of protocol/records/metadata/NAME.def). */
 enum legacy_meta_rec_type {
     LEGACY_META_REC_TOPIC = 2,
     LEGACY_META_REC_PARTITION = 3,
