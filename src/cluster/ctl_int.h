@@ -20,7 +20,7 @@ struct ctl_s {
 typedef struct ctl_batch_s {
     meta_rec_t *v;
     int n, cap;
-    uint8_t (*dirs)[16];
+    proto_uuid_t *dirs;
     int ndirs;
     char **strs;
     int nstrs;
