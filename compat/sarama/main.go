@@ -100,6 +100,10 @@ func config() *sarama.Config {
 	c.Consumer.Offsets.Initial = sarama.OffsetOldest
 	c.Consumer.Offsets.AutoCommit.Enable = false
 	c.Metadata.Retry.Backoff = 200 * time.Millisecond
+	// Right after a restart Kafka answers NOT_LEADER for a while: retry for
+	// up to 10 s as the other clients do.
+	c.Producer.Retry.Max = 40
+	c.Producer.Retry.Backoff = 250 * time.Millisecond
 	return c
 }
 
