@@ -119,6 +119,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
         ctl_free(ctl);
         return NULL;
     }
+    ctl_pid_load(ctl);
     return ctl;
 }
 

@@ -333,6 +333,10 @@ int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t
         smap_put(&img->features, rec->u.feature.name.p, (size_t)rec->u.feature.name.len,
                  (void *)(intptr_t)(rec->u.feature.feature_level + 1));
         break;
+    case META_REC_PRODUCER_IDS:
+        if (rec->u.producer_ids.next_producer_id > img->next_producer_id)
+            img->next_producer_id = rec->u.producer_ids.next_producer_id;
+        break;
     default:
         break;
     }

@@ -576,6 +576,7 @@ int log_mgr_new_prepare(log_mgr_t *mgr, int dir, const char *topic, int32_t part
     }
     n->cfg = cfg ? *cfg : mgr->defaults;
     n->now_ms = now_ms;
+    n->leader_epoch = -1;
     return 0;
 }
 
@@ -591,6 +592,7 @@ void log_mgr_new_build(log_mgr_new_t *n)
     a.now_ms = n->now_ms;
     n->log = log_open(n->pdir, &n->cfg, &a);
     if (!n->log || (n->has_topic_id && pmeta_write(n->pdir, n->topic_id) < 0) ||
+        (n->leader_epoch >= 0 && log_epoch_assign(n->log, n->leader_epoch, 0) < 0) ||
         log_ckpt_fsync_dir(n->dirpath) < 0) {
         n->err = errno ? errno : EIO;
         log_free(n->log);
@@ -720,14 +722,10 @@ int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms)
 
 int log_mgr_checkpoint(log_mgr_t *mgr)
 {
-    int rc = 0;
-
-    for (int i = 0; i < mgr->ndirs; i++)
-        if (log_mgr_ckpt_write_dir(mgr, i) < 0) {
-            lg_error("%s: cannot write checkpoints: %s", mgr->dirs[i].path, strerror(errno));
-            rc = -1;
-        }
-    return rc;
+    log_mgr_ckpt_t ck;
+    log_mgr_checkpoint_begin(mgr, &ck);
+    log_mgr_checkpoint_run(&ck);
+    return log_mgr_checkpoint_end(&ck);
 }
 
 int log_mgr_retention(log_mgr_t *mgr, int64_t now_ms)

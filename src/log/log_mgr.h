@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "log/log.h"
+#include "util/buf.h"
 
 typedef struct log_mgr_s log_mgr_t;
 
@@ -106,6 +107,8 @@ typedef struct log_mgr_new_s {
     int has_topic_id;
     log_config_t cfg;
     int64_t now_ms;
+    int32_t leader_epoch; /* >= 0: recorded in the new log's epoch cache (its
+                             leader-epoch-checkpoint written on the worker too) */
     log_t *log;
     int err;
 } log_mgr_new_t;
@@ -138,6 +141,23 @@ int log_mgr_count(const log_mgr_t *mgr);
  * replication-offset-checkpoint of every log dir (tmp, fsync, rename,
  * fsync dir). Returns 0 or -1 with errno. */
 int log_mgr_checkpoint(log_mgr_t *mgr);
+
+/* The same in three steps, so that the files are written and fsynced on a
+ * worker: begin (loop) renders every file's text, run (any thread: it
+ * touches only ck) writes them, end (loop) logs what failed and frees ck.
+ * end returns 0 or -1. */
+typedef struct log_mgr_ckpt_s {
+    struct log_mgr_ckpt_file_s {
+        char *path;
+        buf_t data;
+        int rc;
+        int err;
+    } *files;
+    int nfiles;
+} log_mgr_ckpt_t;
+void log_mgr_checkpoint_begin(log_mgr_t *mgr, log_mgr_ckpt_t *ck);
+void log_mgr_checkpoint_run(log_mgr_ckpt_t *ck);
+int log_mgr_checkpoint_end(log_mgr_ckpt_t *ck);
 
 /* Housekeeping step for the caller's timer: retention and producer-id
  * expiry on every log. Returns the number of segments deleted. */

@@ -74,6 +74,7 @@ typedef struct part_make_s {
     part_delta_t *delta;
     uint8_t topic_id[16];
     int32_t partition;
+    int32_t leader_epoch;
     log_mgr_new_t n;
 } part_make_t;
 
@@ -105,7 +106,7 @@ static void part_make_done(net_job_t *job)
                  strerror(errno));
     else {
         topic->parts[p] = part_new(topic, p, log, reg->node_id);
-        part_take_leadership(topic->parts[p]);
+        part_lead(topic->parts[p], m->leader_epoch);
     }
     free(m);
     part_delta_unref(d);
@@ -138,6 +139,8 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
     d->pending++;
     memcpy(m->topic_id, topic->id, 16);
     m->partition = r->partition_id;
+    m->leader_epoch = r->leader_epoch < 0 ? 0 : r->leader_epoch;
+    m->n.leader_epoch = m->leader_epoch;
     m->job.work = part_make_work;
     m->job.done = part_make_done;
     topic->creating[r->partition_id] = 1;
