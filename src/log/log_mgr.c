@@ -1,5 +1,5 @@
 /* The log manager: the partition logs of this node across its log dirs.
- * Partition directories are "<topic>-<partition>" (FORMATS §7.1), each
+ * Partition directories are "<topic>-<partition>" (protocol/FORMATS.md §7.1), each
  * with a partition.metadata file of two lines:
  *
  *   version: 0

@@ -1,4 +1,4 @@
-/* The files at the root of each log dir (FORMATS §7.6, §7.7):
+/* The files at the root of each log dir (protocol/FORMATS.md §7.6, §7.7):
  *
  *   meta.properties   Java properties, version 1 (KRaft):
  *                       cluster.id=<22-char base64 uuid>
