@@ -166,6 +166,11 @@ static void tl_strand_wait(tl_broker *b)
 
 void tl_broker_start(tl_broker *b, const char *dir, const char *const *extra)
 {
+    tl_broker_start_kind(b, dir, extra, tl_is_kafka());
+}
+
+void tl_broker_start_kind(tl_broker *b, const char *dir, const char *const *extra, int kafka)
+{
     if (dir != b->dir)
         snprintf(b->dir, sizeof(b->dir), "%s", dir);
     if (mkdir(b->dir, 0755) < 0 && errno != EEXIST)
@@ -173,7 +178,7 @@ void tl_broker_start(tl_broker *b, const char *dir, const char *const *extra)
     if (b->port == 0)
         b->port = tl_free_port();
     snprintf(b->bootstrap, sizeof(b->bootstrap), "127.0.0.1:%d", b->port);
-    b->kafka = tl_is_kafka();
+    b->kafka = kafka;
     tl_broker_track(b);
     if (b->kafka) {
         tl_kafka_ref("start", b, extra);

@@ -124,6 +124,9 @@ typedef struct tl_broker {
  * exists) on a free port (b->port 0) or b->port, and waits until it accepts
  * connections. Fails the test on error. extra: NULL or KEY=VALUE lines. */
 void tl_broker_start(tl_broker *b, const char *dir, const char *const *extra);
+/* The same, Apache Kafka (kafka-ref.sh) when kafka is 1, strand when 0,
+ * whatever KAFKA_REF says (tests that compare the two). */
+void tl_broker_start_kind(tl_broker *b, const char *dir, const char *const *extra, int kafka);
 /* SIGKILL and reap. */
 void tl_broker_kill9(tl_broker *b);
 /* SIGTERM, wait; returns the exit status (0 = clean), -1 if killed. */
