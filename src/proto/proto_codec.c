@@ -175,14 +175,16 @@ static size_t min_wire_size(const pctx_t *c, const proto_struct_t *st)
 }
 
 /* A length or count: classic int16/int32, or compact uvarint of n+1.
- * Returns -1 for null, < -1 when malformed (or when null is not allowed). */
+ * Returns -1 for null, < -1 when malformed (or when null is not allowed).
+ * Any negative length means null, as Kafka reads it: -2 in a nullable
+ * field is a null there, and an error only where null is not allowed. */
 static int64_t dec_len(rd_t *rd, int compact, int wide, int nullable)
 {
     int64_t n = compact ? (int64_t)rd_uvarint(rd) - 1
                         : (wide ? rd_i32(rd) : rd_i16(rd));
-    if (rd->err || n < -1 || (n == -1 && !nullable))
+    if (rd->err || (n < 0 && !nullable))
         return -2;
-    return n;
+    return n < 0 ? -1 : n;
 }
 
 static int dec_slice(rd_t *rd, int compact, int wide, int nullable,
