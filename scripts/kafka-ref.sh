@@ -121,7 +121,8 @@ rootLogger.appenderRef.f.ref = F
 EOF
 }
 
-# Kafka's cluster id: 16 random bytes, URL-safe base64 without padding.
+# Kafka's cluster id: 16 random bytes, URL-safe base64 without padding. It
+# may begin with '-', hence --cluster-id=ID (as -t ID it reads as an option).
 cluster_id() { head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'; }
 
 # Fills JAVA_ARGS with the java command line running class $2 (an array,
@@ -151,7 +152,7 @@ prepare()
     # A fresh log per run: wait_ready must not find the previous run's line.
     [ -f "$dir/server.log" ] && mv -f "$dir/server.log" "$dir/server.log.1"
     if [ ! -f "$dir/data/meta.properties" ]; then
-        java_cmd "$dir" kafka.tools.StorageTool format -t "$(cluster_id)" \
+        java_cmd "$dir" kafka.tools.StorageTool format "--cluster-id=$(cluster_id)" \
             -c "$dir/server.properties"
         "${JAVA_ARGS[@]}" > "$dir/format.log" 2>&1 ||
             { cat "$dir/format.log" >&2; die "formatting $dir/data failed"; }
