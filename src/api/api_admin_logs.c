@@ -8,6 +8,24 @@
 
 /* ---- DeleteRecords ---- */
 
+/* One partition: Kafka never deletes records of an internal topic
+ * (INVALID_TOPIC_EXCEPTION), whose records are a coordinator's state. */
+static void api_dr_part(api_req_t *req, topic_t *topic,
+                        const proto_delete_records_req_delete_records_partition_t *rp,
+                        proto_delete_records_resp_delete_records_partition_result_t *pr)
+{
+    part_t *part;
+    proto_delete_records_resp_delete_records_partition_result_init(pr);
+    pr->partition_index = rp->partition_index;
+    pr->low_watermark = -1;
+    pr->error_code = part_find(topic, rp->partition_index, &part);
+    if (part && topic->internal)
+        pr->error_code = KERR_INVALID_TOPIC_EXCEPTION;
+    else if (part) /* offset -1: up to the high watermark, as in Kafka */
+        pr->error_code = part_delete_records(part, rp->offset, &pr->low_watermark);
+}
+
+/* A topic asked with no partitions gets no entry, as in Kafka's answer. */
 void api_delete_records(api_req_t *req)
 {
     proto_delete_records_req_t r;
@@ -19,31 +37,25 @@ void api_delete_records(api_req_t *req)
         api_close(req, "malformed DeleteRecords request");
         return;
     }
+    int32_t nt = r.topics.n > 0 ? r.topics.n : 0;
     proto_delete_records_resp_init(&resp);
-    resp.topics.n = r.topics.n > 0 ? r.topics.n : 0;
-    resp.topics.v = arena_calloc(req->arena, (size_t)resp.topics.n + 1, sizeof(*resp.topics.v));
-    for (int32_t i = 0; i < resp.topics.n; i++) {
+    resp.topics.v = arena_calloc(req->arena, (size_t)nt + 1, sizeof(*resp.topics.v));
+    for (int32_t i = 0; i < nt; i++) {
         const proto_delete_records_req_delete_records_topic_t *rt = &r.topics.v[i];
-        proto_delete_records_resp_delete_records_topic_result_t *tr = &resp.topics.v[i];
+        if (rt->partitions.n <= 0)
+            continue;
+        proto_delete_records_resp_delete_records_topic_result_t *tr =
+            &resp.topics.v[resp.topics.n++];
         topic_t *topic = rt->name.len >= 0
                              ? part_topic_get(req->b->reg, rt->name.p, (size_t)rt->name.len)
                              : NULL;
         proto_delete_records_resp_delete_records_topic_result_init(tr);
         tr->name = rt->name;
-        tr->partitions.n = rt->partitions.n > 0 ? rt->partitions.n : 0;
+        tr->partitions.n = rt->partitions.n;
         tr->partitions.v =
             arena_calloc(req->arena, (size_t)tr->partitions.n + 1, sizeof(*tr->partitions.v));
-        for (int32_t j = 0; j < tr->partitions.n; j++) {
-            const proto_delete_records_req_delete_records_partition_t *rp = &rt->partitions.v[j];
-            proto_delete_records_resp_delete_records_partition_result_t *pr = &tr->partitions.v[j];
-            part_t *part;
-            proto_delete_records_resp_delete_records_partition_result_init(pr);
-            pr->partition_index = rp->partition_index;
-            pr->low_watermark = -1;
-            pr->error_code = part_find(topic, rp->partition_index, &part);
-            if (part) /* offset -1: up to the high watermark, as in Kafka */
-                pr->error_code = part_delete_records(part, rp->offset, &pr->low_watermark);
-        }
+        for (int32_t j = 0; j < tr->partitions.n; j++)
+            api_dr_part(req, topic, &rt->partitions.v[j], &tr->partitions.v[j]);
     }
     API_REPLY(req, delete_records, &resp);
 }

@@ -23,6 +23,24 @@ static int api_admin_dup(const proto_str_t *names, int32_t i)
     return 0;
 }
 
+/* 1 if names[i] occurs more than once in names[0..n). */
+static int api_admin_repeated(const proto_str_t *names, int32_t n, int32_t i)
+{
+    for (int32_t j = 0; j < n; j++)
+        if (j != i && names[j].len == names[i].len && names[j].len >= 0 &&
+            !memcmp(names[j].p, names[i].p, (size_t)names[i].len))
+            return 1;
+    return 0;
+}
+
+/* Kafka's controller refuses a change whose deadline (now + timeout) has
+ * passed before it starts: with a timeout of 0 or less nothing is done,
+ * and every entry is answered REQUEST_TIMED_OUT. */
+static int api_admin_timed_out(int32_t timeout_ms)
+{
+    return timeout_ms <= 0;
+}
+
 /* ---- CreateTopics ---- */
 
 typedef proto_create_topics_req_creatable_topic_t api_ct_req_t;
@@ -200,6 +218,18 @@ static void api_ct_answer(api_admin_wait_t *w)
     API_REPLY(w->req, create_topics, &((api_ct_t *)w)->resp);
 }
 
+static api_ct_res_t *api_ct_entry(api_req_t *req, proto_create_topics_resp_t *resp,
+                                  proto_str_t name)
+{
+    api_ct_res_t *res = &resp->topics.v[resp->topics.n++];
+    proto_create_topics_resp_creatable_topic_result_init(res);
+    res->name = name;
+    res->error_message = PROTO_STR_NULL;
+    return res;
+}
+
+/* As Kafka's controller: a name given twice gets one entry, after the
+ * others, INVALID_REQUEST, and is not created. */
 void api_create_topics(api_req_t *req)
 {
     proto_create_topics_req_t r;
@@ -215,20 +245,22 @@ void api_create_topics(api_req_t *req)
     int32_t n = r.topics.n > 0 ? r.topics.n : 0;
     proto_str_t *names = arena_calloc(req->arena, (size_t)n + 1, sizeof(*names));
     proto_create_topics_resp_init(&ct->resp);
-    ct->resp.topics.n = n;
     ct->resp.topics.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*ct->resp.topics.v));
-    for (int32_t i = 0; i < n; i++) {
-        api_ct_res_t *res = &ct->resp.topics.v[i];
+    for (int32_t i = 0; i < n; i++)
         names[i] = r.topics.v[i].name;
-        proto_create_topics_resp_creatable_topic_result_init(res);
-        res->name = r.topics.v[i].name;
-        res->error_message = PROTO_STR_NULL;
-        res->configs.n = -1;
-        if (api_admin_dup(names, i)) /* Kafka answers every copy so */
-            api_ct_fail(req, res, KERR_INVALID_REQUEST, "Duplicate topic name.");
+    for (int32_t i = 0; i < n; i++) {
+        if (api_admin_repeated(names, n, i))
+            continue;
+        api_ct_res_t *res = api_ct_entry(req, &ct->resp, names[i]);
+        if (api_admin_timed_out(r.timeout_ms))
+            res->error_code = KERR_REQUEST_TIMED_OUT;
         else
             api_ct_one(ct, &r.topics.v[i], r.validate_only, res);
     }
+    for (int32_t i = 0; i < n; i++)
+        if (api_admin_repeated(names, n, i) && !api_admin_dup(names, i))
+            api_ct_fail(req, api_ct_entry(req, &ct->resp, names[i]), KERR_INVALID_REQUEST,
+                        "Duplicate topic name.");
     api_admin_wait_end(&ct->w);
 }
 
@@ -307,11 +339,60 @@ static void api_dt_answer(api_admin_wait_t *w)
     API_REPLY(w->req, delete_topics, &((api_dt_t *)w)->resp);
 }
 
+static api_dt_res_t *api_dt_entry(proto_delete_topics_resp_t *resp, proto_str_t name,
+                                  const uint8_t id[16])
+{
+    api_dt_res_t *res = &resp->responses.v[resp->responses.n++];
+    proto_delete_topics_resp_deletable_topic_result_init(res);
+    res->name = name;
+    res->error_message = PROTO_STR_NULL;
+    memcpy(res->topic_id.b, id, 16);
+    return res;
+}
+
+/* A topic is named by its name or (v6+) by its id: the key duplicates
+ * are found by (the id's bytes stand in for a null name). */
+static proto_str_t api_dt_key(const proto_delete_topics_req_t *r, int16_t ver, int32_t i)
+{
+    if (ver < 6)
+        return r->topic_names.v[i];
+    const proto_delete_topics_req_delete_topic_state_t *t = &r->topics.v[i];
+    return t->name.len >= 0 ? t->name : (proto_str_t){(const char *)t->topic_id.b, 16};
+}
+
+/* Kafka's order: entries that name a topic wrongly (neither or both of
+ * name and id), then one entry per name or id given twice (neither is
+ * deleted), then the topics themselves. */
+static void api_dt_invalid(api_req_t *req, api_dt_t *dt, const proto_delete_topics_req_t *r,
+                           const proto_str_t *keys, int32_t n)
+{
+    static const uint8_t zero[16];
+    for (int32_t i = 0; req->hdr.api_version >= 6 && i < n; i++) {
+        const proto_delete_topics_req_delete_topic_state_t *t = &r->topics.v[i];
+        int zid = uuid_is_zero(t->topic_id.b);
+        if (t->name.len < 0 && zid)
+            api_dt_fail(req, api_dt_entry(&dt->resp, t->name, zero), KERR_INVALID_REQUEST,
+                        "Neither topic name nor id were specified.");
+        else if (t->name.len >= 0 && !zid)
+            api_dt_fail(req, api_dt_entry(&dt->resp, t->name, t->topic_id.b), KERR_INVALID_REQUEST,
+                        "You may not specify both topic name and topic id.");
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (!api_admin_repeated(keys, n, i) || api_admin_dup(keys, i))
+            continue;
+        int by_name = req->hdr.api_version < 6 || r->topics.v[i].name.len >= 0;
+        proto_str_t name = by_name ? keys[i] : PROTO_STR_NULL;
+        api_dt_fail(req, api_dt_entry(&dt->resp, name, by_name ? zero : r->topics.v[i].topic_id.b),
+                    KERR_INVALID_REQUEST, by_name ? "Duplicate topic name." : "Duplicate topic id.");
+    }
+}
+
 void api_delete_topics(api_req_t *req)
 {
     proto_delete_topics_req_t r;
     api_dt_t *dt = arena_calloc(req->arena, 1, sizeof(*dt));
     int16_t ver = req->hdr.api_version;
+    static const uint8_t zero[16];
 
     proto_delete_topics_req_init(&r);
     if (proto_delete_topics_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
@@ -322,26 +403,21 @@ void api_delete_topics(api_req_t *req)
     int32_t n = ver >= 6 ? r.topics.n : r.topic_names.n;
     n = n > 0 ? n : 0;
     proto_str_t *keys = arena_calloc(req->arena, (size_t)n + 1, sizeof(*keys));
+    for (int32_t i = 0; i < n; i++)
+        keys[i] = api_dt_key(&r, ver, i);
     proto_delete_topics_resp_init(&dt->resp);
-    dt->resp.responses.n = n;
     dt->resp.responses.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*dt->resp.responses.v));
+    api_dt_invalid(req, dt, &r, keys, n);
     for (int32_t i = 0; i < n; i++) {
-        api_dt_res_t *res = &dt->resp.responses.v[i];
         proto_str_t name = ver >= 6 ? r.topics.v[i].name : r.topic_names.v[i];
-        static const uint8_t zero[16];
         const uint8_t *id = ver >= 6 ? r.topics.v[i].topic_id.b : zero;
-        proto_delete_topics_resp_deletable_topic_result_init(res);
-        res->name = name;
-        res->error_message = PROTO_STR_NULL;
-        memcpy(res->topic_id.b, id, 16);
-        /* Duplicates are found by name, or by the id's bytes. */
-        keys[i] = name.len >= 0 ? name : (proto_str_t){(const char *)id, 16};
-        if (name.len >= 0 && ver >= 6 && !uuid_is_zero(id))
-            api_dt_fail(req, res, KERR_INVALID_REQUEST,
-                        "Topic name and topic id cannot both be given.");
-        else if (api_admin_dup(keys, i))
-            api_dt_fail(req, res, KERR_INVALID_REQUEST,
-                        name.len >= 0 ? "Duplicate topic name." : "Duplicate topic id.");
+        if (ver >= 6 && (name.len < 0) == uuid_is_zero(id))
+            continue; /* answered by api_dt_invalid */
+        if (api_admin_repeated(keys, n, i))
+            continue;
+        api_dt_res_t *res = api_dt_entry(&dt->resp, name, id);
+        if (api_admin_timed_out(r.timeout_ms))
+            api_dt_fail(req, res, KERR_REQUEST_TIMED_OUT, NULL);
         else
             api_dt_one(dt, name, id, res);
     }
@@ -398,8 +474,7 @@ static void api_cp_one(api_cp_t *cp, const api_cp_req_t *t, bool validate_only,
                          ? part_topic_get(req->b->reg, t->name.p, (size_t)t->name.len)
                          : NULL;
     if (!topic) {
-        res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-        res->error_message = api_admin_msg(req, "This server does not host this topic-partition.");
+        res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION; /* no message, as Kafka */
         return;
     }
     api_cp_ent_t *e = arena_calloc(req->arena, 1, sizeof(*e));
@@ -419,6 +494,19 @@ static void api_cp_answer(api_admin_wait_t *w)
     API_REPLY(w->req, create_partitions, &((api_cp_t *)w)->resp);
 }
 
+static proto_create_partitions_resp_create_partitions_topic_result_t *
+api_cp_entry(proto_create_partitions_resp_t *resp, proto_str_t name)
+{
+    proto_create_partitions_resp_create_partitions_topic_result_t *res =
+        &resp->results.v[resp->results.n++];
+    proto_create_partitions_resp_create_partitions_topic_result_init(res);
+    res->name = name;
+    res->error_message = PROTO_STR_NULL;
+    return res;
+}
+
+/* As Kafka's controller: one entry per name given twice, first, and
+ * INVALID_REQUEST; then the others. */
 void api_create_partitions(api_req_t *req)
 {
     proto_create_partitions_req_t r;
@@ -434,20 +522,25 @@ void api_create_partitions(api_req_t *req)
     int32_t n = r.topics.n > 0 ? r.topics.n : 0;
     proto_str_t *names = arena_calloc(req->arena, (size_t)n + 1, sizeof(*names));
     proto_create_partitions_resp_init(&cp->resp);
-    cp->resp.results.n = n;
     cp->resp.results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*cp->resp.results.v));
-    for (int32_t i = 0; i < n; i++) {
-        proto_create_partitions_resp_create_partitions_topic_result_t *res = &cp->resp.results.v[i];
+    for (int32_t i = 0; i < n; i++)
         names[i] = r.topics.v[i].name;
-        proto_create_partitions_resp_create_partitions_topic_result_init(res);
-        res->name = r.topics.v[i].name;
-        res->error_message = PROTO_STR_NULL;
-        if (api_admin_dup(names, i)) {
+    for (int32_t i = 0; i < n; i++)
+        if (api_admin_repeated(names, n, i) && !api_admin_dup(names, i)) {
+            proto_create_partitions_resp_create_partitions_topic_result_t *res =
+                api_cp_entry(&cp->resp, names[i]);
             res->error_code = KERR_INVALID_REQUEST;
             res->error_message = PROTO_STR("Duplicate topic name.");
-        } else {
-            api_cp_one(cp, &r.topics.v[i], r.validate_only, res);
         }
+    for (int32_t i = 0; i < n; i++) {
+        if (api_admin_repeated(names, n, i))
+            continue;
+        proto_create_partitions_resp_create_partitions_topic_result_t *res =
+            api_cp_entry(&cp->resp, names[i]);
+        if (api_admin_timed_out(r.timeout_ms))
+            res->error_code = KERR_REQUEST_TIMED_OUT;
+        else
+            api_cp_one(cp, &r.topics.v[i], r.validate_only, res);
     }
     api_admin_wait_end(&cp->w);
 }

@@ -1,4 +1,5 @@
 /* DescribeCluster (key 60): the admin client's view of the cluster. */
+#include <stdio.h>
 #include <string.h>
 
 #include "api/api_util.h"
@@ -17,17 +18,25 @@ void api_describe_cluster(api_req_t *req)
         return;
     }
     proto_describe_cluster_resp_init(&resp);
-    resp.endpoint_type = r.endpoint_type;
-    resp.cluster_id.p = req->b->cluster_id;
-    resp.cluster_id.len = (int32_t)strlen(req->b->cluster_id);
     if (r.endpoint_type != 1) {
-        /* Controller endpoints are asked of controller listeners only. */
-        resp.error_code = KERR_UNSUPPORTED_ENDPOINT_TYPE;
-        resp.error_message = PROTO_STR("The request was sent to an endpoint of type BROKER, "
-                                       "but we wanted an endpoint of type CONTROLLER");
+        /* Controller endpoints (2) are asked of controller listeners
+         * only; Kafka's refusal keeps the answer's defaults (endpoint
+         * type 1, an empty cluster id). */
+        char msg[128];
+        snprintf(msg, sizeof(msg), "Unsupported endpoint type %d", (int)r.endpoint_type);
+        resp.error_code =
+            r.endpoint_type == 2 ? KERR_MISMATCHED_ENDPOINT_TYPE : KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        if (r.endpoint_type == 2)
+            snprintf(msg, sizeof(msg), "The request was sent to an endpoint of type BROKER, but "
+                                       "we wanted an endpoint of type CONTROLLER");
+        resp.error_message.len = (int32_t)strlen(msg);
+        resp.error_message.p = arena_strndup(req->arena, msg, strlen(msg));
         API_REPLY(req, describe_cluster, &resp);
         return;
     }
+    resp.endpoint_type = r.endpoint_type;
+    resp.cluster_id.p = req->b->cluster_id;
+    resp.cluster_id.len = (int32_t)strlen(req->b->cluster_id);
     broker_advertised(req->b, &host, &port);
     resp.controller_id = req->b->cfg.node_id;
     if (r.include_cluster_authorized_operations)

@@ -76,8 +76,13 @@ static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_dat
         pd->records.file_pos = rd->file_pos;
         pd->records.len = rd->len;
     }
-    /* Aborted transactions: a list only for read_committed, else null. */
-    if (f->r.isolation_level != 1) {
+    /* Aborted transactions: a list only for read_committed, else null; a
+     * partition Kafka does not find has the empty list of its error
+     * entries (an error of the read itself keeps the null). */
+    if (rd->err == KERR_UNKNOWN_TOPIC_OR_PARTITION || rd->err == KERR_UNKNOWN_TOPIC_ID) {
+        pd->aborted_transactions.n = 0;
+        pd->aborted_transactions.v = NULL;
+    } else if (f->r.isolation_level != 1) {
         pd->aborted_transactions.n = -1;
         pd->aborted_transactions.v = NULL;
     }
@@ -296,8 +301,8 @@ static int16_t api_fetch_plan(api_fetch_t *f)
         api_fetch_full(f, epoch == 0 && f->r.topics.n > 0);
         return KERR_NONE;
     }
-    if (id == 0)
-        return KERR_INVALID_FETCH_SESSION_EPOCH;
+    if (id == 0) /* no session has id 0: Kafka finds none */
+        return KERR_FETCH_SESSION_ID_NOT_FOUND;
     return api_fetch_incremental(f);
 }
 

@@ -90,8 +90,9 @@ static void api_md_created(ctl_op_t *op)
 
 /* Auto-creation, as Kafka's brokers ask their controller: the topic when
  * the creation is done already (no worker threads, or it existed), else
- * NULL with *err: LEADER_NOT_AVAILABLE while it is being created, which
- * clients retry, or why it was refused. */
+ * NULL with *err: UNKNOWN_TOPIC_OR_PARTITION while it is being created
+ * (what Kafka 4.4 answers the request that asks for the creation; clients
+ * retry it), or why it was refused. */
 static topic_t *api_md_auto_create(api_req_t *req, proto_str_t name, int16_t *err)
 {
     broker_t *b = req->b;
@@ -107,7 +108,7 @@ static topic_t *api_md_auto_create(api_req_t *req, proto_str_t name, int16_t *er
     ctl_submit(b->ctl, op);
     if (result == -1) {
         mc->in_call = 0;
-        *err = KERR_LEADER_NOT_AVAILABLE;
+        *err = KERR_UNKNOWN_TOPIC_OR_PARTITION;
         return NULL;
     }
     topic_t *topic = part_topic_get(b->reg, name.p, (size_t)name.len);

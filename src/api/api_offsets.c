@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/api_util.h"
+#include "util/kerr.h"
 #include "partition/part_read.h"
 
 /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
@@ -10,7 +11,11 @@ static void api_lo_part(part_t *part, const proto_list_offsets_req_list_offsets_
                         proto_list_offsets_resp_list_offsets_partition_response_t *pr)
 {
     part_offset_t o;
-    pr->error_code = part_list_offset(part, rp->timestamp, rp->current_leader_epoch, &o);
+    /* Kafka checks a current leader epoch unless it is -1 (none): one
+     * below is older than any of ours. */
+    pr->error_code = rp->current_leader_epoch < -1
+                         ? KERR_FENCED_LEADER_EPOCH
+                         : part_list_offset(part, rp->timestamp, rp->current_leader_epoch, &o);
     if (pr->error_code)
         return;
     pr->offset = o.offset;
@@ -87,7 +92,9 @@ void api_offset_for_leader_epoch(api_req_t *req)
             pr->partition = rp->partition;
             pr->error_code =
                 part_find_by_name(req->b->reg, rt->topic.p, rt->topic.len, rp->partition, &part);
-            if (part)
+            if (part && rp->current_leader_epoch < -1) /* as in ListOffsets */
+                pr->error_code = KERR_FENCED_LEADER_EPOCH;
+            else if (part)
                 pr->error_code = part_epoch_end(part, rp->current_leader_epoch, rp->leader_epoch,
                                                 &pr->end_offset, &pr->leader_epoch);
         }

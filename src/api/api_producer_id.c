@@ -50,6 +50,12 @@ void api_init_producer_id(api_req_t *req)
         api_close(req, "malformed InitProducerId request");
         return;
     }
+    /* v3+ may name the producer's id and epoch: both or neither, or
+     * Kafka refuses the request before anything else. */
+    if ((r.producer_id == -1) != (r.producer_epoch == -1)) {
+        api_pid_answer(req, -1, KERR_INVALID_REQUEST);
+        return;
+    }
     if (r.transactional_id.len >= 0) {
         api_pid_answer(req, -1, KERR_COORDINATOR_NOT_AVAILABLE);
         return;
