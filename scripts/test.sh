@@ -6,7 +6,10 @@
 #      names them and stops)
 #   2. autoreconf, then in build/: configure, make, make check
 #   3. the same with --enable-sanitizers (ASan + UBSan) in build-asan/
-#   4. prints as its last line the sum of both runs: "N passed, N failed"
+#   4. in build/: make diff, the differential test against Apache Kafka 4.4
+#      (tests/diff/README.md; a few minutes, so not inside make check),
+#      counted as one test
+#   5. prints as its last line the sum of both runs: "N passed, N failed"
 #
 # Exit status 0 only if both builds and all their tests passed.
 # Environment: JOBS (make -j, default 2), CHECK_TIMEOUT (seconds per make
@@ -74,9 +77,30 @@ build_and_check()
     TOTAL_F=$((TOTAL_F + f))
 }
 
+# make diff in a build dir that built: one test passed or failed (skipped
+# without java).
+diff_check()
+{
+    local dir=$ROOT/$1 rc
+    [ -x "$dir/strand" ] || return 0
+    say "$dir: make diff"
+    (cd "$dir" && timeout --kill-after=30 900 make diff) > "$dir/diff.out" 2>&1
+    rc=$?
+    grep -E '^  NEW|^[0-9]+ differences|SKIP:|FAIL:' "$dir/diff.out" | tail -n 40
+    if grep -q 'SKIP:' "$dir/diff.out"; then
+        say "$dir: make diff skipped"
+    elif [ "$rc" = 0 ]; then
+        TOTAL_P=$((TOTAL_P + 1))
+    else
+        say "$dir: make diff failed (exit $rc, full output in $dir/diff.out)"
+        TOTAL_F=$((TOTAL_F + 1))
+    fi
+}
+
 START=$(date +%s)
 build_and_check build
 build_and_check build-asan --enable-sanitizers
+diff_check build
 say "done in $(($(date +%s) - START)) s"
 echo "$TOTAL_P passed, $TOTAL_F failed"
 [ "$TOTAL_F" -eq 0 ] && [ "$TOTAL_P" -gt 0 ]
