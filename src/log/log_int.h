@@ -35,6 +35,9 @@ struct log_s {
     int pending;
     int64_t pend_end;
     int64_t pend_pos;
+    int pend_failed;      /* a placed write failed: the batches placed
+                             with it fail too, and once the last of them
+                             is committed the run is undone */
 };
 
 
