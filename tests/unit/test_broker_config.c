@@ -1,0 +1,241 @@
+/* The broker's configuration: the one table of broker keys
+ * (cluster/cfg_broker_table.c) and the server.properties parser that takes
+ * its defaults and checks from it (broker/broker_config.c).
+ *   - The table: sorted, one update mode per key, passwords sensitive,
+ *     every default passing its own key's check (a table whose default
+ *     Kafka would refuse is a typo), Kafka 4.4's update modes and
+ *     documentation for a sample of keys.
+ *   - Checks with Kafka's messages, as a Kafka 4.4 broker refuses the same
+ *     values at start-up (checked with its KafkaConfig).
+ *   - The parser: Kafka's defaults from the table, values from the file,
+ *     refusals of values Kafka refuses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/broker_config.h"
+#include "cluster/cfg_broker.h"
+#include "tests/unit/unit.h"
+#include "util/logging.h"
+
+/* ---- the table ---- */
+
+static void test_table_shape(void)
+{
+    int n, modes;
+    const cfg_broker_key_t *t = cfg_broker_keys(&n);
+    char err[512];
+
+    CU_ASSERT(n > 300);
+    for (int i = 0; i < n; i++) {
+        const cfg_broker_key_t *k = &t[i];
+        if (i > 0)
+            CU_ASSERT(strcmp(t[i - 1].name, k->name) < 0);
+        CU_ASSERT_PTR_EQUAL(cfg_broker_find(k->name), k);
+        modes = !!(k->flags & CFG_RO) + !!(k->flags & CFG_PER_BROKER) +
+                !!(k->flags & CFG_CLUSTER_WIDE);
+        CU_ASSERT_EQUAL(modes, 1);
+        CU_ASSERT_EQUAL(k->type == CFG_T_PASSWORD, (k->flags & CFG_SENS) != 0);
+        if (k->flags & CFG_REQ)
+            CU_ASSERT_PTR_NULL(k->dflt);
+        if (k->check == CFG_CK_CHOICE || k->check == CFG_CK_CHOICE_CI)
+            CU_ASSERT_PTR_NOT_NULL(k->choices);
+        if (k->dflt && cfg_broker_check(k, k->dflt, err, sizeof(err)) != 0)
+            CU_FAIL(err);
+    }
+    CU_ASSERT_PTR_NULL(cfg_broker_find("no.such.key"));
+    CU_ASSERT_PTR_NULL(cfg_broker_find("retention.ms")); /* a topic key */
+}
+
+/* Kafka 4.4's classification of a few keys of each kind. */
+static void test_table_facts(void)
+{
+    static const struct {
+        const char *name;
+        uint8_t mode;
+    } want[] = {
+        {"num.partitions", CFG_RO},        {"node.id", CFG_RO},
+        {"listeners", CFG_PER_BROKER},     {"ssl.keystore.location", CFG_PER_BROKER},
+        {"log.retention.ms", CFG_CLUSTER_WIDE}, {"num.io.threads", CFG_CLUSTER_WIDE},
+        {"message.max.bytes", CFG_CLUSTER_WIDE}, {"log.retention.hours", CFG_RO},
+    };
+    const cfg_broker_key_t *k;
+
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        k = cfg_broker_find(want[i].name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+        CU_ASSERT_EQUAL(k->flags & (CFG_RO | CFG_PER_BROKER | CFG_CLUSTER_WIDE), want[i].mode);
+    }
+    k = cfg_broker_find("node.id");
+    CU_ASSERT(k->flags & CFG_REQ);
+    k = cfg_broker_find("ssl.keystore.password");
+    CU_ASSERT(k->flags & CFG_SENS);
+    k = cfg_broker_find("log.segment.bytes");
+    CU_ASSERT_STRING_EQUAL(k->dflt, "1073741824");
+    CU_ASSERT_PTR_NOT_NULL(k->doc);
+    CU_ASSERT_PTR_NOT_NULL(cfg_broker_find("listeners")->doc);
+    CU_ASSERT_PTR_NULL(cfg_broker_find("log.cleaner.threads")->doc); /* not acted on */
+}
+
+/* cfg_broker_check(name, value) == want (NULL: accepted). */
+static void expect_check(const char *name, const char *value, const char *want)
+{
+    const cfg_broker_key_t *k = cfg_broker_find(name);
+    char err[512] = "";
+    int16_t rc;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    rc = cfg_broker_check(k, value, err, sizeof(err));
+    if (!want) {
+        CU_ASSERT_EQUAL(rc, 0);
+        if (rc)
+            printf("\n  %s=%s refused: %s\n", name, value, err);
+        return;
+    }
+    CU_ASSERT_EQUAL(rc, 40);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    if (strcmp(err, want))
+        printf("\n  %s=%s: got '%s'\n", name, value, err);
+}
+
+static void test_checks(void)
+{
+    expect_check("num.partitions", " 3 ", NULL);
+    expect_check("num.partitions", "0",
+                 "Invalid value 0 for configuration num.partitions: Value must be at least 1");
+    expect_check("num.partitions", "three",
+                 "Invalid value three for configuration num.partitions: Not a number of type INT");
+    expect_check("num.partitions", "2147483648",
+                 "Invalid value 2147483648 for configuration num.partitions: Not a number of "
+                 "type INT");
+    expect_check("log.retention.ms", "-1", NULL);
+    expect_check("log.segment.bytes", "1000",
+                 "Invalid value 1000 for configuration log.segment.bytes: Value must be at "
+                 "least 1048576");
+    expect_check("offsets.topic.replication.factor", "40000",
+                 "Invalid value 40000 for configuration offsets.topic.replication.factor: Not "
+                 "a number of type SHORT");
+    expect_check("auto.create.topics.enable", "TRUE", NULL);
+    expect_check("auto.create.topics.enable", "yes",
+                 "Invalid value yes for configuration auto.create.topics.enable: Expected value "
+                 "to be either true or false");
+    expect_check("compression.gzip.level", "-1", NULL);
+    expect_check("compression.gzip.level", "0",
+                 "Invalid value 0 for configuration compression.gzip.level: Value must be "
+                 "between 1 and 9 or equal to -1");
+    expect_check("compression.type", "lz4", NULL);
+    expect_check("compression.type", "brotli",
+                 "Invalid value brotli for configuration compression.type: String must be one "
+                 "of: uncompressed, zstd, lz4, snappy, gzip, producer");
+    expect_check("log.cleanup.policy", "compact, delete", NULL);
+    expect_check("log.cleanup.policy", "delete,archive",
+                 "Invalid value archive for configuration log.cleanup.policy: String must be "
+                 "one of: compact, delete");
+    expect_check("process.roles", "broker,controller", NULL);
+    expect_check("group.consumer.migration.policy", "disabled", NULL);
+    expect_check("log.cleaner.min.cleanable.ratio", "1.5",
+                 "Invalid value 1.5 for configuration log.cleaner.min.cleanable.ratio: Value "
+                 "must be no more than 1");
+    expect_check("controller.quorum.voters", "1@localhost:9093,2@[::1]:9093", NULL);
+    expect_check("controller.quorum.voters", "localhost:9093",
+                 "Invalid configuration value for controller.quorum.voters. Each entry should "
+                 "be in the form `{id}@{host}:{port}`.");
+    expect_check("controller.quorum.bootstrap.servers", "localhost:9093", NULL);
+    expect_check("controller.quorum.bootstrap.servers", "localhost",
+                 "Failed to parse host name from localhost for the configuration controller."
+                 "quorum.bootstrap.servers. Each entry should be in the form \"{host}:{port}\"");
+    expect_check("log.cleanup.policy", "delete,",
+                 "Configuration 'log.cleanup.policy' values must not be empty.");
+    expect_check("group.consumer.migration.policy", "foo",
+                 "Invalid value foo for configuration group.consumer.migration.policy: String "
+                 "must be one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL");
+    expect_check("remote.log.storage.manager.class.name", "",
+                 "Invalid value  for configuration remote.log.storage.manager.class.name: "
+                 "String must be non-empty");
+}
+
+/* ---- the parser ---- */
+
+static char props_path[256];
+
+/* Loads text as server.properties; returns broker_config_load's result. */
+static int load(broker_config_t *cfg, const char *text)
+{
+    FILE *f = fopen(props_path, "w");
+    int rc;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    rc = broker_config_load(cfg, props_path, NULL, 0);
+    if (rc < 0)
+        broker_config_free(cfg);
+    return rc;
+}
+
+static void test_parser_defaults(void)
+{
+    broker_config_t cfg;
+
+    CU_ASSERT_EQUAL_FATAL(load(&cfg, "node.id=3\nlog.dirs=/tmp/x\n"), 0);
+    CU_ASSERT_EQUAL(cfg.node_id, 3);
+    CU_ASSERT_EQUAL(cfg.num_partitions, 1);
+    CU_ASSERT_EQUAL(cfg.num_io_threads, 8);
+    CU_ASSERT_EQUAL(cfg.log_segment_bytes, 1073741824);
+    CU_ASSERT_EQUAL(cfg.log_retention_ms, 168 * 3600000LL);
+    CU_ASSERT_EQUAL(cfg.message_max_bytes, 1048588);
+    CU_ASSERT_EQUAL(cfg.offsets_topic_num_partitions, 50);
+    CU_ASSERT_EQUAL(cfg.log_flush_interval_messages, INT64_MAX);
+    CU_ASSERT_STRING_EQUAL(cfg.compression_type, "producer");
+    CU_ASSERT(cfg.auto_create_topics_enable);
+    broker_config_free(&cfg);
+}
+
+static void test_parser_values(void)
+{
+    broker_config_t cfg;
+
+    CU_ASSERT_EQUAL_FATAL(load(&cfg, "node.id=1\nnum.partitions = 6 \nlog.retention.minutes=5\n"
+                                     "log.cleanup.policy=compact\nauto.create.topics.enable=FALSE\n"
+                                     "log.message.timestamp.type= LogAppendTime\n"),
+                          0);
+    CU_ASSERT_EQUAL(cfg.num_partitions, 6);
+    CU_ASSERT_EQUAL(cfg.log_retention_ms, 300000);
+    CU_ASSERT_STRING_EQUAL(cfg.log_cleanup_policy, "compact");
+    CU_ASSERT_FALSE(cfg.auto_create_topics_enable);
+    CU_ASSERT(cfg.log_message_timestamp_log_append);
+    broker_config_free(&cfg);
+}
+
+static void test_parser_refuses(void)
+{
+    static const char *const bad[] = {
+        "num.partitions=0\n",         "log.segment.bytes=1000\n", "num.io.threads=x\n",
+        "log.retention.hours=soon\n", "compression.type=brotli\n",
+        "log.message.timestamp.type=Now\n",
+    };
+    broker_config_t cfg;
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CU_ASSERT_EQUAL(load(&cfg, bad[i]), -1);
+}
+
+int main(void)
+{
+    snprintf(props_path, sizeof(props_path), "/tmp/strand-test-broker-config-%d.properties",
+             (int)getpid());
+    lg_set_level(LG_ERROR + 1);
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("broker config", NULL, NULL);
+    CU_add_test(s, "the table's shape", test_table_shape);
+    CU_add_test(s, "Kafka 4.4's facts in the table", test_table_facts);
+    CU_add_test(s, "checks with Kafka's messages", test_checks);
+    CU_add_test(s, "parser: defaults from the table", test_parser_defaults);
+    CU_add_test(s, "parser: values", test_parser_values);
+    CU_add_test(s, "parser: refused values", test_parser_refuses);
+    int rc = unit_run();
+    unlink(props_path);
+    return rc;
+}
