@@ -1,36 +1,43 @@
-#include "broker/broker_config.h"
+/* The broker's configuration: server.properties read as Kafka 4.4 reads
+ * it. Every key Kafka defines is checked against the one key table
+ * (cluster/cfg_broker_table.c) with Kafka's messages, the keys Strand acts
+ * on land in broker_config_t, listeners are read by broker_config_listen.c
+ * and the rules between keys are checked by broker_config_rules.c, so that
+ * a file Kafka accepts starts Strand and one Kafka refuses is refused for
+ * the same reason. */
+#include "broker/broker_config_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster/cfg_broker.h"
+#include "cluster/cfg_topic.h"
 #include "cluster/cfg_val.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
 /* Where each key Strand acts on lands in broker_config_t: the C type of
- * the field (Kafka's type, default and check come from the one table,
- * cluster/cfg_broker_table.c). fallback: Strand's value where Kafka's
- * default is null. Keys with synonyms or structure (log.dirs, listeners,
- * retention and roll units, roles) are handled in code below. */
+ * the field (Kafka's type, default and check come from the one table).
+ * Keys with synonyms or structure (log.dirs, listeners, retention and roll
+ * units, roles) are handled in code below. */
 enum bcfg_kind { BF_BOOL, BF_I32, BF_I64, BF_STR };
 
 typedef struct bcfg_field_s {
     const char *key;
     enum bcfg_kind kind;
     size_t off;
-    const char *fallback;
 } bcfg_field_t;
 
-#define F(name, kind, field) {name, kind, offsetof(broker_config_t, field), NULL}
-#define FB(name, kind, field, fb) {name, kind, offsetof(broker_config_t, field), fb}
+#define F(name, kind, field) {name, kind, offsetof(broker_config_t, field)}
 
 static const bcfg_field_t bcfg_fields[] = {
-    FB("node.id", BF_I32, node_id, "1"),
+    F("node.id", BF_I32, node_id),
     F("num.partitions", BF_I32, num_partitions),
     F("num.io.threads", BF_I32, num_io_threads),
     F("default.replication.factor", BF_I32, default_replication_factor),
@@ -62,23 +69,67 @@ static const bcfg_field_t bcfg_fields[] = {
     F("offsets.topic.num.partitions", BF_I32, offsets_topic_num_partitions),
     F("max.incremental.fetch.session.cache.slots", BF_I32,
       max_incremental_fetch_session_cache_slots),
-    FB("controller.listener.names", BF_STR, controller_listener_names, ""),
-    FB("inter.broker.listener.name", BF_STR, inter_broker_listener_name, "PLAINTEXT"),
+    F("controller.listener.names", BF_STR, controller_listener_names),
+    F("inter.broker.listener.name", BF_STR, inter_broker_listener_name),
 };
 
 #define BCFG_NFIELDS (sizeof(bcfg_fields) / sizeof(bcfg_fields[0]))
 
-/* A value of key checked as Kafka checks it (the table's type and check);
- * logs Kafka's message when it fails. Returns 0 or -1. */
-static int bcfg_check(const char *key, const char *val)
+int bcfg_check(const char *key, const char *val)
 {
     const cfg_broker_key_t *k = cfg_broker_find(key);
     char err[512];
 
     if (!k || cfg_broker_check(k, val, err, sizeof(err)) == 0)
         return 0;
-    lg_error("config: %s", err);
+    return bcfg_refuse("%s", err);
+}
+
+int bcfg_refuse(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    lg_error("config: %s", msg);
     return -1;
+}
+
+typedef struct bcfg_find_s {
+    const char *name;
+    size_t len;
+} bcfg_find_t;
+
+static int bcfg_find_item(const char *item, size_t len, void *arg)
+{
+    const bcfg_find_t *f = arg;
+    return len == f->len && !strncasecmp(item, f->name, len);
+}
+
+bool bcfg_list_has(const char *list, const char *name, size_t len)
+{
+    bcfg_find_t f = {name, len};
+    return list && cfg_val_items(list, bcfg_find_item, &f) == 1;
+}
+
+/* Every key of the file that Kafka defines, checked as Kafka checks it at
+ * start-up (also those Strand does not act on), after the keys Kafka
+ * cannot start without. */
+static int bcfg_check_present(broker_config_t *cfg)
+{
+    int n;
+    const cfg_broker_key_t *t = cfg_broker_keys(&n);
+
+    for (int i = 0; i < n; i++)
+        if ((t[i].flags & CFG_REQ) && !cfg_props_peek(&cfg->props, t[i].name))
+            return bcfg_refuse("Missing required configuration \"%s\" which has no default "
+                               "value.", t[i].name);
+    for (int i = 0; i < cfg->props.n; i++)
+        if (bcfg_check(cfg->props.v[i].key, cfg->props.v[i].value) < 0)
+            return -1;
+    return 0;
 }
 
 static int bcfg_parse_i64(const char *s, int64_t *out)
@@ -116,7 +167,8 @@ static void bcfg_store(broker_config_t *cfg, const bcfg_field_t *f, const char *
     }
 }
 
-/* Every field: the file's value, or Kafka's default, or Strand's. */
+/* Every field: the file's value (checked already), or Kafka's default;
+ * a field whose key is not set and has a null default stays 0 / NULL. */
 static int bcfg_load_fields(broker_config_t *cfg)
 {
     for (size_t i = 0; i < BCFG_NFIELDS; i++) {
@@ -124,10 +176,9 @@ static int bcfg_load_fields(broker_config_t *cfg)
         const cfg_broker_key_t *k = cfg_broker_find(f->key);
         const char *v = props_get(&cfg->props, f->key);
         if (!v)
-            v = k && k->dflt ? k->dflt : f->fallback;
-        if (!v || bcfg_check(f->key, v) < 0)
-            return -1;
-        bcfg_store(cfg, f, v);
+            v = k ? k->dflt : NULL;
+        if (v)
+            bcfg_store(cfg, f, v);
     }
     return 0;
 }
@@ -142,7 +193,7 @@ static int bcfg_ms_synonyms(broker_config_t *cfg, const char *const *keys, const
         int64_t v;
         if (!s)
             continue;
-        if (bcfg_check(keys[i], s) < 0 || bcfg_parse_i64(s, &v) < 0)
+        if (bcfg_parse_i64(s, &v) < 0) /* checked already */
             return -1;
         *out = v < 0 ? -1 : v * scale[i];
         return 0;
@@ -160,28 +211,6 @@ static char *bcfg_trim(char *s)
     return s;
 }
 
-/* Returns the protocol mapped to listener name in "NAME:PROTO,..." or the
- * name itself when it is one of Kafka's protocol names. */
-static char *bcfg_map_protocol(const char *name, const char *map)
-{
-    if (map) {
-        char *copy = xstrdup(map), *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            char *colon = strchr(tok, ':');
-            if (!colon)
-                continue;
-            *colon = '\0';
-            if (!strcasecmp(bcfg_trim(tok), name)) {
-                char *proto = xstrdup(bcfg_trim(colon + 1));
-                free(copy);
-                return proto;
-            }
-        }
-        free(copy);
-    }
-    return xstrdup(name);
-}
-
 void broker_config_free_listeners(bcfg_listener_t *l, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -192,96 +221,40 @@ void broker_config_free_listeners(bcfg_listener_t *l, int n)
     free(l);
 }
 
-static int bcfg_parse_one_listener(char *tok, const char *protocol_map, bcfg_listener_t *l)
+static int bcfg_role_item(const char *item, size_t len, void *arg)
 {
-    char *sep = strstr(tok, "://");
-    if (!sep)
-        return -1;
-    *sep = '\0';
-    char *hostport = sep + 3;
-    char *colon = strrchr(hostport, ':');
-    if (!colon)
-        return -1;
-    *colon = '\0';
-    int64_t port;
-    if (bcfg_parse_i64(colon + 1, &port) < 0 || port < 0 || port > 65535)
-        return -1;
-    char *host = hostport;
-    if (host[0] == '[') { /* [::1] */
-        host++;
-        char *rb = strchr(host, ']');
-        if (rb)
-            *rb = '\0';
-    }
-    l->name = xstrdup(bcfg_trim(tok));
-    l->host = xstrdup(host);
-    l->port = (int)port;
-    l->protocol = bcfg_map_protocol(l->name, protocol_map);
+    broker_config_t *cfg = arg;
+
+    if (len == 6 && !memcmp(item, "broker", 6))
+        cfg->role_broker = true;
+    else
+        cfg->role_controller = true; /* the only other value the check lets through */
     return 0;
 }
 
-int broker_config_parse_listeners(const char *spec, const char *protocol_map,
-                                  bcfg_listener_t **out)
+/* process.roles (present and checked: required, one of broker and
+ * controller, not empty). */
+static void bcfg_load_roles(broker_config_t *cfg)
 {
-    char *copy = xstrdup(spec), *save = NULL;
-    bcfg_listener_t *arr = NULL;
-    int n = 0;
-
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        tok = bcfg_trim(tok);
-        if (!*tok)
-            continue;
-        arr = xrealloc(arr, (size_t)(n + 1) * sizeof(*arr));
-        memset(&arr[n], 0, sizeof(arr[n]));
-        if (bcfg_parse_one_listener(tok, protocol_map, &arr[n]) < 0) {
-            broker_config_free_listeners(arr, n);
-            free(copy);
-            *out = NULL;
-            return -1;
-        }
-        n++;
-    }
-    free(copy);
-    *out = arr;
-    return n;
+    cfg_val_items(props_get(&cfg->props, "process.roles"), bcfg_role_item, cfg);
 }
 
-static int bcfg_load_roles(broker_config_t *cfg)
+/* The controller listener names as one upper-case list, as Kafka
+ * normalises listener names. */
+static void bcfg_norm_controller_names(broker_config_t *cfg)
 {
-    const char *roles = props_get(&cfg->props, "process.roles");
-    if (!roles) {
-        cfg->role_broker = cfg->role_controller = true;
-        return 0;
-    }
-    char *copy = xstrdup(roles), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        tok = bcfg_trim(tok);
-        if (!strcmp(tok, "broker"))
-            cfg->role_broker = true;
-        else if (!strcmp(tok, "controller"))
-            cfg->role_controller = true;
-        else if (*tok) {
-            lg_error("config: process.roles: unknown role '%s'", tok);
-            free(copy);
-            return -1;
-        }
-    }
-    free(copy);
-    if (!cfg->role_broker) {
-        lg_error("config: process.roles must include 'broker' (a controller-only node is not "
-                 "supported yet)");
-        return -1;
-    }
-    return 0;
+    for (char *p = cfg->controller_listener_names; p && *p; p++)
+        *p = (char)toupper((unsigned char)*p);
 }
 
+/* log.dirs, or log.dir (checked: neither is empty). */
 static int bcfg_load_dirs(broker_config_t *cfg)
 {
     const char *dirs = props_get(&cfg->props, "log.dirs");
     if (!dirs)
         dirs = props_get(&cfg->props, "log.dir");
     if (!dirs)
-        dirs = "/tmp/kraft-combined-logs";
+        dirs = cfg_broker_default("log.dir");
     char *copy = xstrdup(dirs), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         tok = bcfg_trim(tok);
@@ -291,41 +264,6 @@ static int bcfg_load_dirs(broker_config_t *cfg)
         cfg->log_dirs[cfg->nlog_dirs++] = xstrdup(tok);
     }
     free(copy);
-    if (!cfg->nlog_dirs) {
-        lg_error("config: log.dirs is empty");
-        return -1;
-    }
-    return 0;
-}
-
-static int bcfg_load_listeners(broker_config_t *cfg)
-{
-    const char *map = props_get(&cfg->props, "listener.security.protocol.map");
-    const char *spec = props_get(&cfg->props, "listeners");
-    const char *adv = props_get(&cfg->props, "advertised.listeners");
-
-    if (!spec)
-        spec = "PLAINTEXT://:9092";
-    cfg->nlisteners = broker_config_parse_listeners(spec, map, &cfg->listeners);
-    if (cfg->nlisteners <= 0) {
-        lg_error("config: listeners: cannot parse '%s'", spec);
-        return -1;
-    }
-    if (adv) {
-        cfg->nadvertised = broker_config_parse_listeners(adv, map, &cfg->advertised);
-        if (cfg->nadvertised < 0) {
-            lg_error("config: advertised.listeners: cannot parse '%s'", adv);
-            return -1;
-        }
-    }
-    for (int i = 0; i < cfg->nlisteners; i++) {
-        const char *p = cfg->listeners[i].protocol;
-        if (strcmp(p, "PLAINTEXT") != 0) {
-            lg_error("config: listener %s uses security protocol %s, which Strand does not "
-                     "support yet (only PLAINTEXT)", cfg->listeners[i].name, p);
-            return -1;
-        }
-    }
     return 0;
 }
 
@@ -339,7 +277,9 @@ static int bcfg_load_special(broker_config_t *cfg)
     static const char *flush_keys[] = {"log.flush.interval.ms"};
     static const int64_t flush_scale[] = {1};
 
-    if (bcfg_load_roles(cfg) < 0 || bcfg_load_dirs(cfg) < 0 || bcfg_load_listeners(cfg) < 0)
+    bcfg_load_roles(cfg);
+    bcfg_norm_controller_names(cfg);
+    if (bcfg_load_dirs(cfg) < 0 || bcfg_load_listeners(cfg) < 0)
         return -1;
     if (bcfg_ms_synonyms(cfg, ret_keys, ret_scale, 3, 168 * 3600000LL, &cfg->log_retention_ms) ||
         bcfg_ms_synonyms(cfg, roll_keys, roll_scale, 2, 168 * 3600000LL, &cfg->log_roll_ms) ||
@@ -349,8 +289,6 @@ static int bcfg_load_special(broker_config_t *cfg)
         cfg->log_flush_interval_ms = cfg->log_flush_scheduler_interval_ms;
     const char *tt = props_get(&cfg->props, "log.message.timestamp.type");
     char t[32];
-    if (tt && bcfg_check("log.message.timestamp.type", tt) < 0)
-        return -1;
     cfg->log_message_timestamp_log_append =
         tt && !strcmp(cfg_val_trim(tt, t, sizeof(t)), "LogAppendTime");
     const char *lvl = props_get(&cfg->props, "log.level");
@@ -361,11 +299,7 @@ static int bcfg_load_special(broker_config_t *cfg)
         cfg->log_level = LG_WARN;
     else if (lvl && !strcasecmp(lvl, "error"))
         cfg->log_level = LG_ERROR;
-    /* Read so that they are not reported as ignored: a single node is its
-     * own quorum, which is what these keys describe in a 1-node setup. */
-    props_get(&cfg->props, "controller.quorum.voters");
-    props_get(&cfg->props, "controller.quorum.bootstrap.servers");
-    return 0;
+    return bcfg_check_rules(cfg);
 }
 
 int broker_config_load(broker_config_t *cfg, const char *path, char *const *overrides,
@@ -392,7 +326,7 @@ int broker_config_load(broker_config_t *cfg, const char *path, char *const *over
         props_set(&cfg->props, bcfg_trim(key), eq + 1);
         free(key);
     }
-    if (bcfg_load_fields(cfg) < 0)
+    if (bcfg_check_present(cfg) < 0 || bcfg_load_fields(cfg) < 0)
         return -1;
     return bcfg_load_special(cfg);
 }

@@ -82,11 +82,11 @@ static int cfg_broker_item(const char *item, size_t len, void *arg)
     const char *at;
 
     snprintf(shown, sizeof(shown), "%.*s", (int)(len < 200 ? len : 200), item);
+    if (len == 0 && k->check != CFG_CK_VOTERS && k->check != CFG_CK_HOSTPORTS) {
+        snprintf(c->err, c->errlen, "Configuration '%s' values must not be empty.", k->name);
+        return KERR_INVALID_CONFIG;
+    }
     if (k->check == CFG_CK_CHOICE || k->check == CFG_CK_CHOICE_CI) {
-        if (len == 0) {
-            snprintf(c->err, c->errlen, "Configuration '%s' values must not be empty.", k->name);
-            return KERR_INVALID_CONFIG;
-        }
         if (cfg_val_in(k->choices, item, len, k->check == CFG_CK_CHOICE_CI))
             return 0;
         cfg_val_choices_text(k->choices, k->check == CFG_CK_CHOICE_CI, why, sizeof(why));
@@ -94,11 +94,16 @@ static int cfg_broker_item(const char *item, size_t len, void *arg)
     }
     if (k->check == CFG_CK_VOTERS) {
         at = memchr(item, '@', len);
-        if (at && at > item && strspn(item, "0123456789") == (size_t)(at - item) &&
-            cfg_hostport_ok(at + 1, len - (size_t)(at - item) - 1))
+        if (!at || at == item || strspn(item, "0123456789") != (size_t)(at - item)) {
+            snprintf(c->err, c->errlen, "Invalid configuration value for %s. Each entry should "
+                     "be in the form `{id}@{host}:{port}`.", k->name);
+            return KERR_INVALID_CONFIG;
+        }
+        if (cfg_hostport_ok(at + 1, len - (size_t)(at - item) - 1))
             return 0;
-        snprintf(c->err, c->errlen, "Invalid configuration value for %s. Each entry should be "
-                 "in the form `{id}@{host}:{port}`.", k->name);
+        snprintf(c->err, c->errlen, "Failed to parse host name from entry %s for the "
+                 "configuration %s. Each entry should be in the form `{id}@{host}:{port}`.",
+                 shown, k->name);
         return KERR_INVALID_CONFIG;
     }
     if (k->check == CFG_CK_HOSTPORTS && !cfg_hostport_ok(item, len)) {
@@ -155,6 +160,22 @@ static int16_t cfg_broker_string(const cfg_broker_key_t *k, const char *t, const
     return 0;
 }
 
+/* Kafka's words for an empty list where one is required. */
+static int16_t cfg_broker_empty_list(const cfg_broker_key_t *k, char *err, size_t errlen)
+{
+    size_t n = (size_t)snprintf(err, errlen, "Configuration '%s' must not be empty. Valid values "
+                                "include: ", k->name);
+    if (!k->choices) {
+        snprintf(err + n, n < errlen ? errlen - n : 0, "any non-empty value");
+        return KERR_INVALID_CONFIG;
+    }
+    for (int i = 0; k->choices[i] && n < errlen; i++)
+        n += (size_t)snprintf(err + n, errlen - n, "%s%s", i ? ", " : "[", k->choices[i]);
+    if (n < errlen)
+        snprintf(err + n, errlen - n, "]");
+    return KERR_INVALID_CONFIG;
+}
+
 int16_t cfg_broker_check(const cfg_broker_key_t *k, const char *value, char *err,
                          size_t errlen)
 {
@@ -176,10 +197,18 @@ int16_t cfg_broker_check(const cfg_broker_key_t *k, const char *value, char *err
     case CFG_T_DOUBLE:
         return cfg_broker_double(k, t, value, err, errlen);
     case CFG_T_LIST:
+        if (!*t && (k->flags & CFG_NONEMPTY))
+            return cfg_broker_empty_list(k, err, errlen);
         return (int16_t)cfg_val_items(t, cfg_broker_item, &c);
     default:
         return cfg_broker_string(k, t, value, err, errlen);
     }
+}
+
+const char *cfg_broker_default(const char *name)
+{
+    const cfg_broker_key_t *k = cfg_broker_find(name);
+    return k ? k->dflt : NULL;
 }
 
 /* ---- DescribeConfigs ---- */

@@ -36,7 +36,7 @@ typedef struct cfg_broker_key_s {
     int8_t type;       /* enum cfg_type */
     const char *dflt;  /* Kafka's default, NULL = null (or none: CFG_REQ) */
     uint8_t flags;     /* one of CFG_RO, CFG_PER_BROKER, CFG_CLUSTER_WIDE;
-                          CFG_SENS, CFG_REQ */
+                          CFG_SENS, CFG_REQ, CFG_NONEMPTY */
     uint8_t check;     /* enum cfg_check */
     int64_t min, max;  /* for CFG_CK_MIN / _RANGE / _RANGE_OR_M1 */
     const char *const *choices; /* for CFG_CK_CHOICE / _CHOICE_CI */
@@ -47,6 +47,8 @@ typedef struct cfg_broker_key_s {
 const cfg_broker_key_t *cfg_broker_keys(int *n);
 /* NULL when Kafka defines no broker key of that name. */
 const cfg_broker_key_t *cfg_broker_find(const char *name);
+/* The key's default (owned by the table), or NULL. */
+const char *cfg_broker_default(const char *name);
 
 /* Checks a value of k as Kafka's ConfigDef does at start-up: trimmed,
  * parsed by type, then k's check. Returns 0, or INVALID_CONFIG (40) with

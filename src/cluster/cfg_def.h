@@ -40,6 +40,7 @@ enum cfg_source {
 #define CFG_PER_BROKER 4   /* dynamic for one broker at a time */
 #define CFG_CLUSTER_WIDE 8 /* dynamic as the cluster-wide default too */
 #define CFG_REQ 16         /* no default: a broker does not start without it */
+#define CFG_NONEMPTY 32    /* a list that may not be set empty */
 
 #define CFG_MAX_SYN 12
 

@@ -141,6 +141,9 @@ static void test_checks(void)
     expect_check("controller.quorum.voters", "localhost:9093",
                  "Invalid configuration value for controller.quorum.voters. Each entry should "
                  "be in the form `{id}@{host}:{port}`.");
+    expect_check("controller.quorum.voters", "1@localhost",
+                 "Failed to parse host name from entry 1@localhost for the configuration "
+                 "controller.quorum.voters. Each entry should be in the form `{id}@{host}:{port}`.");
     expect_check("controller.quorum.bootstrap.servers", "localhost:9093", NULL);
     expect_check("controller.quorum.bootstrap.servers", "localhost",
                  "Failed to parse host name from localhost for the configuration controller."
@@ -159,13 +162,24 @@ static void test_checks(void)
 
 static char props_path[256];
 
-/* Loads text as server.properties; returns broker_config_load's result. */
-static int load(broker_config_t *cfg, const char *text)
+/* A single-node KRaft configuration, as Kafka 4.4 needs it at least. */
+static const char BASE[] = "process.roles=broker,controller\n"
+                           "node.id=1\n"
+                           "controller.quorum.voters=1@localhost:9093\n"
+                           "listeners=PLAINTEXT://:9092,CONTROLLER://:9093\n"
+                           "controller.listener.names=CONTROLLER\n"
+                           "log.dirs=/tmp/x\n";
+
+/* Loads BASE (unless text replaces it: base 0) and then text as
+ * server.properties; returns broker_config_load's result. */
+static int load_with(broker_config_t *cfg, int base, const char *text)
 {
     FILE *f = fopen(props_path, "w");
     int rc;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    if (base)
+        fputs(BASE, f);
     fputs(text, f);
     fclose(f);
     rc = broker_config_load(cfg, props_path, NULL, 0);
@@ -174,12 +188,20 @@ static int load(broker_config_t *cfg, const char *text)
     return rc;
 }
 
+static int load(broker_config_t *cfg, const char *text)
+{
+    return load_with(cfg, 1, text);
+}
+
 static void test_parser_defaults(void)
 {
     broker_config_t cfg;
 
-    CU_ASSERT_EQUAL_FATAL(load(&cfg, "node.id=3\nlog.dirs=/tmp/x\n"), 0);
-    CU_ASSERT_EQUAL(cfg.node_id, 3);
+    CU_ASSERT_EQUAL_FATAL(load(&cfg, ""), 0);
+    CU_ASSERT_EQUAL(cfg.node_id, 1);
+    CU_ASSERT(cfg.role_broker && cfg.role_controller);
+    CU_ASSERT_EQUAL(cfg.nlisteners, 2);
+    CU_ASSERT_STRING_EQUAL(cfg.inter_broker_listener_name, "PLAINTEXT");
     CU_ASSERT_EQUAL(cfg.num_partitions, 1);
     CU_ASSERT_EQUAL(cfg.num_io_threads, 8);
     CU_ASSERT_EQUAL(cfg.log_segment_bytes, 1073741824);
@@ -196,7 +218,7 @@ static void test_parser_values(void)
 {
     broker_config_t cfg;
 
-    CU_ASSERT_EQUAL_FATAL(load(&cfg, "node.id=1\nnum.partitions = 6 \nlog.retention.minutes=5\n"
+    CU_ASSERT_EQUAL_FATAL(load(&cfg, "num.partitions = 6 \nlog.retention.minutes=5\n"
                                      "log.cleanup.policy=compact\nauto.create.topics.enable=FALSE\n"
                                      "log.message.timestamp.type= LogAppendTime\n"),
                           0);
@@ -214,11 +236,36 @@ static void test_parser_refuses(void)
         "num.partitions=0\n",         "log.segment.bytes=1000\n", "num.io.threads=x\n",
         "log.retention.hours=soon\n", "compression.type=brotli\n",
         "log.message.timestamp.type=Now\n",
+        "num.network.threads=0\n", /* not acted on, checked all the same */
+        "node.id=2\n",             /* not a voter */
+        "broker.id=7\n",           "listeners=PLAINTEXT://:9092,PLAINTEXT://:9094,CONTROLLER://:9093\n",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT\n",
+        "inter.broker.listener.name=CONTROLLER\n",
     };
     broker_config_t cfg;
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CU_ASSERT_EQUAL(load(&cfg, bad[i]), -1);
+    CU_ASSERT_EQUAL(load_with(&cfg, 0, "node.id=1\nlog.dirs=/tmp/x\n"), -1); /* no roles */
+}
+
+/* The controller listener maps to PLAINTEXT when the map is not set, and
+ * names are compared in any case. */
+static void test_parser_listeners(void)
+{
+    broker_config_t cfg;
+
+    CU_ASSERT_EQUAL_FATAL(load(&cfg, "listeners=plaintext://127.0.0.1:9092,CONTROLLER://:9093\n"
+                                     "advertised.listeners=PLAINTEXT://localhost:9092\n"),
+                          0);
+    CU_ASSERT_STRING_EQUAL(cfg.listeners[0].name, "PLAINTEXT");
+    CU_ASSERT_STRING_EQUAL(cfg.listeners[0].host, "127.0.0.1");
+    CU_ASSERT_EQUAL(cfg.listeners[0].port, 9092);
+    CU_ASSERT_FALSE(cfg.listeners[0].controller);
+    CU_ASSERT_STRING_EQUAL(cfg.listeners[1].protocol, "PLAINTEXT");
+    CU_ASSERT(cfg.listeners[1].controller);
+    CU_ASSERT_EQUAL(cfg.nadvertised, 1);
+    broker_config_free(&cfg);
 }
 
 int main(void)
@@ -235,6 +282,7 @@ int main(void)
     CU_add_test(s, "parser: defaults from the table", test_parser_defaults);
     CU_add_test(s, "parser: values", test_parser_values);
     CU_add_test(s, "parser: refused values", test_parser_refuses);
+    CU_add_test(s, "parser: listeners", test_parser_listeners);
     int rc = unit_run();
     unlink(props_path);
     return rc;
