@@ -10,7 +10,7 @@
  *     quorum elsewhere, which Strand cannot join;
  *   - a quorum of several voters;
  *   - a listener whose security protocol is not PLAINTEXT (no TLS or SASL
- *     yet). */
+ *     yet); security keys are refused before that (broker_config_sec.c). */
 #include "broker/broker_config_int.h"
 
 #include <ctype.h>
@@ -202,6 +202,8 @@ int bcfg_check_rules(broker_config_t *cfg)
         bcfg_rule_controller_names(cfg) < 0)
         return -1;
     if (cfg->role_broker && (bcfg_inter_broker_name(cfg) < 0 || bcfg_rule_advertised(cfg) < 0))
+        return -1;
+    if (bcfg_check_security(cfg) < 0)
         return -1;
     return bcfg_rule_shapes(cfg, &v);
 }

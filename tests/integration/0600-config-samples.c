@@ -239,8 +239,8 @@ static int kafka_format(const char *props, const char *log4j, const char *logpat
     static const char alphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-    for (int i = 0; i < 22; i++)
-        cid[i] = alphabet[tl_rand() % 64];
+    for (int i = 0; i < 22; i++) /* not starting with '-', an option to the tool */
+        cid[i] = alphabet[tl_rand() % (i ? 64 : 62)];
     cid[22] = '\0';
     snprintf(l4j, sizeof(l4j), "-Dlog4j2.configurationFile=%s", log4j);
     for (int standalone = 0; standalone < 2; standalone++) {
