@@ -176,8 +176,10 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
 /* Writes wr's bytes and closes wr->fd. Thread-safe: touches only wr. */
 void log_write_run(log_write_t *wr);
 /* Takes a written batch into the log; writes must be committed in the
- * order they were placed. A failed write takes the log offline (later
- * batches may have been written after it). Returns 0 or
+ * order they were placed. A failed write fails the batches placed after
+ * it too (they lie past a gap), and log_append_place refuses new ones
+ * until the last of them is committed; the log is then as before the
+ * failed one (undone), and takes appends again. Returns 0 or
  * KAFKA_STORAGE_ERROR. */
 int16_t log_append_commit(log_t *log, log_write_t *wr);
 /* Batches placed and not yet committed. */

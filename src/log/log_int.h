@@ -38,6 +38,9 @@ struct log_s {
     /* A producer snapshot rendered at a roll, not yet taken (log_snapshot_take). */
     log_snap_t snap;
     int snap_due;
+    int pend_failed;      /* a placed write failed: the batches placed
+                             with it fail too, and once the last of them
+                             is committed the run is undone */
 };
 
 
