@@ -37,7 +37,8 @@ void api_describe_cluster(api_req_t *req)
     resp.endpoint_type = r.endpoint_type;
     resp.cluster_id.p = req->b->cluster_id;
     resp.cluster_id.len = (int32_t)strlen(req->b->cluster_id);
-    broker_advertised(req->b, &host, &port);
+    host = req->b->adv_host;
+    port = req->b->adv_port;
     resp.controller_id = req->b->cfg.node_id;
     if (r.include_cluster_authorized_operations)
         resp.cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;

@@ -37,7 +37,7 @@ const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
 /* ---- the coordinator ---- */
 
 /* A numeric server.properties key the broker config does not know. */
-static int64_t api_group_prop(broker_t *b, const char *key, int64_t def)
+static int64_t api_group_prop(api_node_t *b, const char *key, int64_t def)
 {
     const char *v = props_get(&b->cfg.props, key);
     char *end;
@@ -55,7 +55,7 @@ static int64_t api_group_prop(broker_t *b, const char *key, int64_t def)
 
 static void api_group_topic_created(ctl_op_t *op)
 {
-    broker_t *b = op->udata;
+    api_node_t *b = op->udata;
     b->grp_topic_pending = 0;
     if (op->err && op->err != KERR_TOPIC_ALREADY_EXISTS)
         lg_error("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(op->err), op->msg);
@@ -65,7 +65,7 @@ static void api_group_topic_created(ctl_op_t *op)
 /* __consumer_offsets is created on first use, as Kafka does; until its
  * creation is committed the group APIs answer that the coordinator is not
  * available, and clients retry. */
-static void api_group_create_topic(broker_t *b, const grp_log_config_t *cfg)
+static void api_group_create_topic(api_node_t *b, const grp_log_config_t *cfg)
 {
     topic_cfg_t tcfg;
     if (b->grp_topic_pending)
@@ -79,7 +79,7 @@ static void api_group_create_topic(broker_t *b, const grp_log_config_t *cfg)
     ctl_submit(b->ctl, op);
 }
 
-grp_coord_t *api_group_coord(broker_t *b)
+grp_coord_t *api_group_coord(api_node_t *b)
 {
     grp_log_config_t cfg;
     if (b->grp)
@@ -105,13 +105,13 @@ grp_coord_t *api_group_coord(broker_t *b)
     return b->grp;
 }
 
-void api_group_topic_deleted(broker_t *b, const char *topic, size_t len)
+void api_group_topic_deleted(api_node_t *b, const char *topic, size_t len)
 {
     if (b->grp)
         grp_topic_deleted(b->grp, topic, len);
 }
 
-void api_group_shutdown(broker_t *b)
+void api_group_shutdown(api_node_t *b)
 {
     grp_log_close(b->grp);
     b->grp = NULL;
@@ -174,7 +174,8 @@ static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_
     if (c && !grp_find_coordinator(c, group ? group : "")) {
         const char *host;
         int port;
-        broker_advertised(req->b, &host, &port);
+        host = req->b->adv_host;
+        port = req->b->adv_port;
         out->node_id = req->b->cfg.node_id;
         out->host = api_group_str(host);
         out->port = port;

@@ -1,4 +1,4 @@
-/* 0017-kafka-answers: requests Strand answered otherwise than Apache Kafka
+/* 0018-kafka-answers: requests Strand answered otherwise than Apache Kafka
  * 4.4 until the differential test (tests/diff/) found them, each answered
  * as Kafka answers it. Raw requests on our codecs; passes against Kafka.
  *
@@ -279,7 +279,7 @@ static void auto_create(void)
 
 int main(void)
 {
-    tl_init("0017-kafka-answers");
+    tl_init("0018-kafka-answers");
     const char *bs = tl_bootstrap();
     char *topic = tl_topic_name("diff-0017");
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, tl_conf(bs));
