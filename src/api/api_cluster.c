@@ -4,6 +4,22 @@
 
 #include "api/api_util.h"
 
+/* Controller endpoints (2) are asked of controller listeners only, and
+ * other types are unknown; Kafka's refusal keeps the answer's defaults
+ * (endpoint type 1, an empty cluster id). */
+static void api_dc_refuse(api_req_t *req, int8_t type, proto_describe_cluster_resp_t *resp)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "Unsupported endpoint type %d", (int)type);
+    if (type == 2)
+        snprintf(msg, sizeof(msg), "The request was sent to an endpoint of type BROKER, but "
+                                   "we wanted an endpoint of type CONTROLLER");
+    resp->error_code = type == 2 ? KERR_MISMATCHED_ENDPOINT_TYPE : KERR_UNSUPPORTED_ENDPOINT_TYPE;
+    resp->error_message.len = (int32_t)strlen(msg);
+    resp->error_message.p = arena_strndup(req->arena, msg, strlen(msg));
+    API_REPLY(req, describe_cluster, resp);
+}
+
 void api_describe_cluster(api_req_t *req)
 {
     proto_describe_cluster_req_t r;
@@ -19,19 +35,7 @@ void api_describe_cluster(api_req_t *req)
     }
     proto_describe_cluster_resp_init(&resp);
     if (r.endpoint_type != 1) {
-        /* Controller endpoints (2) are asked of controller listeners
-         * only; Kafka's refusal keeps the answer's defaults (endpoint
-         * type 1, an empty cluster id). */
-        char msg[128];
-        snprintf(msg, sizeof(msg), "Unsupported endpoint type %d", (int)r.endpoint_type);
-        resp.error_code =
-            r.endpoint_type == 2 ? KERR_MISMATCHED_ENDPOINT_TYPE : KERR_UNSUPPORTED_ENDPOINT_TYPE;
-        if (r.endpoint_type == 2)
-            snprintf(msg, sizeof(msg), "The request was sent to an endpoint of type BROKER, but "
-                                       "we wanted an endpoint of type CONTROLLER");
-        resp.error_message.len = (int32_t)strlen(msg);
-        resp.error_message.p = arena_strndup(req->arena, msg, strlen(msg));
-        API_REPLY(req, describe_cluster, &resp);
+        api_dc_refuse(req, r.endpoint_type, &resp);
         return;
     }
     resp.endpoint_type = r.endpoint_type;

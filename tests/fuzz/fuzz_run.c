@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/kerr.h"
 #include "util/mem.h"
 #include "util/rd.h"
 
@@ -122,7 +123,10 @@ static void fuzz_seen(fuzz_t *f, proto_str_t name)
     f->seen[f->nseen++] = s;
 }
 
-/* CreateTopics and Metadata answers name the topics that exist. */
+/* CreateTopics and Metadata answers name the topics that exist, or that
+ * a Metadata request is making: auto-creation answers the request that
+ * asks for it UNKNOWN_TOPIC_OR_PARTITION (Kafka 4.4's answer) or
+ * LEADER_NOT_AVAILABLE (a partition whose log is being made). */
 static void fuzz_note_topics(fuzz_t *f, int16_t key, const void *resp)
 {
     if (key == PROTO_API_CREATE_TOPICS) {
@@ -133,7 +137,9 @@ static void fuzz_note_topics(fuzz_t *f, int16_t key, const void *resp)
     } else if (key == PROTO_API_METADATA) {
         const proto_metadata_resp_t *r = resp;
         for (int32_t i = 0; i < r->topics.n; i++)
-            if (r->topics.v[i].error_code == 0 || r->topics.v[i].error_code == 5)
+            if (r->topics.v[i].error_code == KERR_NONE ||
+                r->topics.v[i].error_code == KERR_LEADER_NOT_AVAILABLE ||
+                r->topics.v[i].error_code == KERR_UNKNOWN_TOPIC_OR_PARTITION)
                 fuzz_seen(f, r->topics.v[i].name);
     }
 }

@@ -713,6 +713,7 @@ static void expect_topic_changes_fail(void)
     cpt.assignments.n = -1;
     cp.topics.n = 1;
     cp.topics.v = &cpt;
+    cp.timeout_ms = 10000; /* 0 is answered REQUEST_TIMED_OUT first, as by Kafka */
     TL_WIRE_CALL(wfd, &arena, create_partitions, 37, 3, &cp, &cpr);
     TL_ASSERT(cpr.results.v[0].error_code == E_STORAGE &&
                   starts(cpr.results.v[0].error_message, META_OFFLINE),
@@ -722,6 +723,7 @@ static void expect_topic_changes_fail(void)
     dts.name = S(ta);
     dt.topics.n = 1;
     dt.topics.v = &dts;
+    dt.timeout_ms = 10000;
     TL_WIRE_CALL(wfd, &arena, delete_topics, 20, 6, &dt, &dtr);
     TL_ASSERT(dtr.responses.v[0].error_code == E_STORAGE &&
                   starts(dtr.responses.v[0].error_message, META_OFFLINE),
