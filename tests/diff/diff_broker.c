@@ -161,14 +161,14 @@ static int diff_alive(diff_broker_t *b)
 
 /* How long to wait for a case: a broker answers every request but a long
  * poll at once, so after 0.3 s a probe on another connection
- * asks whether the broker is alive; if it is, this connection gets 0.7 s
- * more (a request the broker never answers costs about a second, not the
- * whole timeout); if not, the broker is slow and gets the whole of it. */
+ * asks whether the broker is alive; if it is, this connection gets 1.5 s
+ * more (a request the broker never answers costs about two seconds, not
+ * the whole timeout); if not, the broker is slow and gets the whole of it. */
 static double diff_deadline(diff_broker_t *b, double deadline)
 {
     if (diff_readable(b->fd, 300) || !diff_alive(b))
         return deadline;
-    double next = diff_now() + 0.7;
+    double next = diff_now() + 1.5;
     return next < deadline ? next : deadline;
 }
 
