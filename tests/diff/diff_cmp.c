@@ -399,7 +399,7 @@ static void diff_cmp_bodies(diff_cmp_t *x, diff_broker_t *a, const diff_answer_t
     const proto_msg_t *rs = proto_msg_lookup(x->c->hdr_key, 1);
     char what[64];
     if (!rs) {
-        if (aa->len != ab->len || memcmp(aa->body, ab->body, aa->len))
+        if (aa->len != ab->len || (aa->len && memcmp(aa->body, ab->body, aa->len)))
             diff_emit(x, "bytes/other-bytes");
         return;
     }

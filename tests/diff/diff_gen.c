@@ -179,7 +179,8 @@ void diff_gen_assignment(buf_t *out)
 static const uint8_t *diff_keep(diff_gen_t *g, buf_t *b, int32_t *len)
 {
     uint8_t *p = arena_alloc(&g->cp->arena, b->len + 1);
-    memcpy(p, b->p, b->len);
+    if (b->len)
+        memcpy(p, b->p, b->len);
     *len = (int32_t)b->len;
     buf_free(b);
     return p;
@@ -291,7 +292,8 @@ void *diff_copy(const proto_msg_t *msg, const void *m, int16_t ver, arena_t *are
     buf_init(&b);
     proto_msg_encode(msg, m, ver, &b);
     uint8_t *bytes = arena_alloc(arena, b.len + 1);
-    memcpy(bytes, b.p, b.len);
+    if (b.len) /* an empty body (ApiVersions v0) has no bytes at all */
+        memcpy(bytes, b.p, b.len);
     void *copy = arena_calloc(arena, 1, msg->st->size);
     int rc = proto_msg_decode(msg, copy, ver, bytes, b.len, arena, NULL);
     buf_free(&b);
