@@ -81,12 +81,15 @@ static void api_produce_finish(void *pending)
     api_flush_run(ap->req->b);
 }
 
-/* v8+: which record was rejected and why (Kafka lists the batch index
- * of the record inside the batch). */
-static void api_produce_record_error(api_req_t *req,
-                                     proto_produce_resp_partition_produce_response_t *pr,
-                                     const log_batch_vinfo_t *info)
+/* v8+: which records were rejected and why (Kafka lists the batch index
+ * of every record the per-record checks rejected: api_produce_err.c; for
+ * other errors the one index validation gave). */
+static void api_produce_record_error(api_req_t *req, api_produce_ent_t *ent)
 {
+    proto_produce_resp_partition_produce_response_t *pr = ent->pr;
+    const log_batch_vinfo_t *info = &ent->info;
+    if (api_produce_record_errors(req, ent))
+        return;
     if (info->error_message) {
         pr->error_message.p = info->error_message;
         pr->error_message.len = (int32_t)strlen(info->error_message);
@@ -284,7 +287,7 @@ void api_produce_answer(api_produce_t *ap)
     for (int i = 0; i < ap->nents; i++) {
         api_produce_ent_t *ent = &ap->ents[i];
         if (ent->err == ent->verr && ent->verr)
-            api_produce_record_error(req, ent->pr, &ent->info);
+            api_produce_record_error(req, ent);
         if (ent->err) {
             ent->pr->error_code = ent->err;
             ent->pr->base_offset = -1;

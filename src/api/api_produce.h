@@ -60,6 +60,11 @@ void api_produce_commit(api_produce_t *ap, api_produce_ent_t *ent);
  * request is gone afterwards. */
 void api_produce_answer(api_produce_t *ap);
 
+/* Fills ent's record_errors and error message as Kafka does when the
+ * per-record checks rejected records of its batch (every one listed, in
+ * req's arena); returns 1, or 0 when validation failed otherwise. */
+int api_produce_record_errors(api_req_t *req, api_produce_ent_t *ent);
+
 /* The write queue: requests whose batches are written on the pool, one
  * job of writes at a time, in arrival order. */
 /* Queues ap (validated; its connection held) for placing and writing. */
