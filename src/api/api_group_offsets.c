@@ -135,7 +135,7 @@ static void api_of_fill(api_of_part_t *p, int32_t partition, const grp_offset_t 
     p->partition = partition;
     p->offset = o ? o->offset : -1;
     p->epoch = o ? o->leader_epoch : -1;
-    p->metadata = api_group_str(o ? o->metadata : "");
+    p->metadata = o ? (proto_str_t){o->metadata, o->metadata_len} : PROTO_STR("");
     p->error = KERR_NONE;
 }
 

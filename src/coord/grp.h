@@ -150,7 +150,8 @@ typedef struct grp_offset_s {
     int32_t partition;
     int64_t offset;
     int32_t leader_epoch;
-    char *metadata;
+    char *metadata;       /* metadata_len bytes, any of them NUL (then a NUL) */
+    int32_t metadata_len;
     int64_t commit_ts;
     int64_t expire_ts; /* -1: by offsets.retention */
 } grp_offset_t;
