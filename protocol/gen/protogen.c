@@ -604,13 +604,23 @@ static void check_default(const fdef_t *f)
     }
 }
 
+/* A nullable struct (not an array of them): in C an array of 0 or 1. */
+static int is_opt(const fdef_t *f)
+{
+    return f->type == T_STRUCT && !f->array && !vr_empty(f->nul);
+}
+
 static void check_field(const mdef_t *m, const sdef_t *s, const fdef_t *f)
 {
     cur_file = f->file;
     cur_line = f->line;
     if (!vr_empty(f->nul) && !f->array && f->type != T_STRING &&
-        f->type != T_BYTES && f->type != T_RECORDS)
-        fail("field %s: only strings, bytes, records and arrays are nullable",
+        f->type != T_BYTES && f->type != T_RECORDS && f->type != T_STRUCT)
+        fail("field %s: only strings, bytes, records, structs and arrays are nullable",
+             f->name);
+    if (is_opt(f) && (f->nul.min != f->ver.min || f->nul.max != f->ver.max ||
+                      !f->def || strcmp(f->def, "null")))
+        fail("field %s: a nullable struct is nullable in all its versions, default=null",
              f->name);
     if ((f->tag >= 0) != !vr_empty(f->tagv))
         fail("field %s: tag= and tagged= go together", f->name);
@@ -715,7 +725,7 @@ static void emit_typedef(FILE *o, sdef_t *s)
         fprintf(o, "    char unused_; /* no fields in any version */\n");
     for (int i = 0; i < s->n; i++) {
         const fdef_t *f = &s->f[i];
-        if (f->array)
+        if (f->array || is_opt(f))
             fprintf(o, "    struct { int32_t n; %s *v; } %s;", elem_ctype(f), f->snake);
         else
             fprintf(o, "    %s %s;", elem_ctype(f), f->snake);
@@ -795,8 +805,8 @@ static void emit_field(FILE *o, const sdef_t *s, const fdef_t *f)
 {
     fprintf(o, "    { .name = \"%s\", .off = offsetof(%s_t, %s), .type = %s",
             f->name, s->ctype, f->snake, prims[f->type].enumname);
-    if (f->array)
-        fprintf(o, ", .array = 1, .elem_size = sizeof(%s)", elem_ctype(f));
+    if (f->array || is_opt(f))
+        fprintf(o, ", .array = %d, .elem_size = sizeof(%s)", f->array ? 1 : 2, elem_ctype(f));
     if (f->type == T_STRUCT)
         fprintf(o, ", .sub = &ps_%s", f->sub->ctype);
     if (f->noflex)
