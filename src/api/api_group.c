@@ -11,6 +11,7 @@
  * next request. If the client goes away first, the connection's cancel
  * hook unlinks the waiter from the coordinator. */
 #include "api/api_group.h"
+#include "api/api_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,11 +129,14 @@ typedef struct api_fc_s {
 } api_fc_t;
 
 /* One key. Groups are ours, unless their __consumer_offsets partition is
- * offline (Kafka finds no leader for it); transactions would be too, but
- * there is no transaction coordinator yet, so they get what Kafka answers
- * while its coordinator is unavailable. Error messages as Kafka's: v0-3
- * give the error's text ("NONE" on success), v4+ an empty one except for
- * a malformed key type. */
+ * offline (Kafka finds no leader for it). Transactions would be too, but
+ * there is no transaction coordinator yet: their keys get what Kafka
+ * answers a client that may not use that transactional id, the one answer
+ * on which both the Java producer and librdkafka fail at once instead of
+ * retrying (COORDINATOR_NOT_AVAILABLE had them wait forever), with a
+ * message that says why (librdkafka shows it). Error messages as Kafka's:
+ * v0-3 give the error's text ("NONE" on success), v4+ an empty one except
+ * for a malformed key type. */
 static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_t *out)
 {
     int v4 = req->hdr.api_version >= 4;
@@ -150,7 +154,10 @@ static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_
         out->host = api_group_str(host);
         out->port = port;
         out->message = v4 ? PROTO_STR("") : PROTO_STR("NONE");
-    } else if (key_type == 0 || key_type == 1) {
+    } else if (key_type == 1) {
+        out->error = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        out->message = PROTO_STR(API_TXN_UNSUPPORTED_MSG);
+    } else if (key_type == 0) {
         out->error = KERR_COORDINATOR_NOT_AVAILABLE;
         out->message = v4 ? PROTO_STR("") : PROTO_STR("The coordinator is not available.");
     } else {

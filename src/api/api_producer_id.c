@@ -1,6 +1,7 @@
 /* InitProducerId (key 22) for idempotent producers. Transactional ids
- * need the transaction coordinator, which this broker does not run yet
- * (FindCoordinator is not advertised, so clients do not ask). */
+ * need the transaction coordinator, which this broker does not run yet:
+ * they are refused as FindCoordinator refuses their keys (see
+ * api_group.c), so that a transactional producer fails at once. */
 #include <errno.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ void api_init_producer_id(api_req_t *req)
     }
     proto_init_producer_id_resp_init(&resp);
     if (r.transactional_id.len >= 0) {
-        resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
+        resp.error_code = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
         resp.producer_epoch = -1;
         API_REPLY(req, init_producer_id, &resp);
         return;
