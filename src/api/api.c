@@ -6,6 +6,7 @@
 
 #include "api/api_admin.h"
 #include "api/api_group.h"
+#include "api/api_tools.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -32,6 +33,7 @@ static const struct {
     {api_core_entries, sizeof(api_core_entries) / sizeof(api_core_entries[0])},
     {api_admin_entries, API_ADMIN_NENTRIES},
     {api_group_entries, API_GROUP_NENTRIES},
+    {api_tools_entries, API_TOOLS_NENTRIES},
 };
 
 static api_entry_t api_all[128];
