@@ -7,6 +7,7 @@
 #include "api/api_admin.h"
 #include "api/api_group.h"
 #include "api/api_tools.h"
+#include "util/cstr.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -98,7 +99,7 @@ char *api_cstr(api_req_t *req, proto_str_t s)
 {
     if (s.len < 0)
         return NULL;
-    return arena_strndup(req->arena, s.p, (size_t)s.len);
+    return cstr_arena_dup(req->arena, s.p, (size_t)s.len);
 }
 
 void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)

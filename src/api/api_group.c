@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cstr.h"
 #include "util/kerr.h"
 #include "coord/grp_log.h"
 #include "util/logging.h"
@@ -89,9 +90,10 @@ void api_group_shutdown(broker_t *b)
     b->grp = NULL;
 }
 
-proto_str_t api_group_str(const char *s)
+proto_str_t api_group_str(api_req_t *req, const char *s)
 {
-    proto_str_t p = {s, s ? (int32_t)strlen(s) : -1};
+    size_t n = 0;
+    proto_str_t p = {s ? cstr_bytes(req->arena, s, &n) : NULL, s ? (int32_t)n : -1};
     return p;
 }
 
@@ -151,7 +153,7 @@ static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_
         int port;
         broker_advertised(req->b, &host, &port);
         out->node_id = req->b->cfg.node_id;
-        out->host = api_group_str(host);
+        out->host = api_group_str(req, host);
         out->port = port;
         out->message = v4 ? PROTO_STR("") : PROTO_STR("NONE");
     } else if (key_type == 1) {
@@ -279,20 +281,20 @@ static void api_join_done(grp_waiter_t *w, const grp_join_result_t *res)
     proto_join_group_resp_init(&resp);
     resp.error_code = res->error;
     resp.generation_id = res->generation;
-    resp.protocol_type = api_group_str(res->protocol_type);
+    resp.protocol_type = api_group_str(req, res->protocol_type);
     /* Null protocol names exist from v7 on; older versions get "". */
-    resp.protocol_name = api_group_str(res->protocol_name ? res->protocol_name
+    resp.protocol_name = api_group_str(req, res->protocol_name ? res->protocol_name
                                                           : ver >= 7 ? NULL : "");
-    resp.leader = api_group_str(res->leader ? res->leader : "");
+    resp.leader = api_group_str(req, res->leader ? res->leader : "");
     resp.skip_assignment = res->skip_assignment;
-    resp.member_id = api_group_str(res->member_id ? res->member_id : "");
+    resp.member_id = api_group_str(req, res->member_id ? res->member_id : "");
     resp.members.n = res->nmembers;
     resp.members.v = arena_calloc(req->arena, (size_t)res->nmembers + 1, sizeof(*resp.members.v));
     for (int i = 0; i < res->nmembers; i++) {
         proto_join_group_resp_join_group_response_member_t *m = &resp.members.v[i];
         proto_join_group_resp_join_group_response_member_init(m);
-        m->member_id = api_group_str(res->members[i].member_id);
-        m->group_instance_id = api_group_str(res->members[i].instance_id);
+        m->member_id = api_group_str(req, res->members[i].member_id);
+        m->group_instance_id = api_group_str(req, res->members[i].instance_id);
         m->metadata.p = res->members[i].meta;
         m->metadata.len = res->members[i].meta_len;
     }
@@ -360,8 +362,8 @@ static void api_sync_done(grp_waiter_t *w, const grp_sync_result_t *res)
     api_group_unpark(pw);
     proto_sync_group_resp_init(&resp);
     resp.error_code = res->error;
-    resp.protocol_type = api_group_str(res->protocol_type);
-    resp.protocol_name = api_group_str(res->protocol_name);
+    resp.protocol_type = api_group_str(req, res->protocol_type);
+    resp.protocol_name = api_group_str(req, res->protocol_name);
     resp.assignment.p = res->assignment ? res->assignment : (const uint8_t *)"";
     resp.assignment.len = res->assignment_len < 0 ? 0 : res->assignment_len;
     API_REPLY(req, sync_group, &resp);

@@ -37,7 +37,8 @@ void api_describe_groups(api_req_t *req);
 void api_list_groups(api_req_t *req);
 void api_delete_groups(api_req_t *req);
 
-/* A C string as a protocol string; NULL gives the null string. */
-proto_str_t api_group_str(const char *s);
+/* A C string of the coordinator (see api_cstr) as the protocol string it
+ * stands for, in req's arena when it differs; NULL gives the null string. */
+proto_str_t api_group_str(api_req_t *req, const char *s);
 
 #endif

@@ -161,7 +161,7 @@ static int32_t api_of_all(api_req_t *req, const grp_t *g, api_of_result_t **out)
     *out = arena_calloc(req->arena, n + 1, sizeof(**out));
     for (size_t i = 0; i < n; i++) {
         if (!i || strcmp(all[i]->topic, all[i - 1]->topic)) {
-            (*out)[nt].name = api_group_str(all[i]->topic);
+            (*out)[nt].name = api_group_str(req, all[i]->topic);
             (*out)[nt].v = arena_calloc(req->arena, n - i + 1, sizeof(api_of_part_t));
             nt++;
         }

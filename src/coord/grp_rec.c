@@ -29,8 +29,11 @@
  * A null value (record value length -1) is a tombstone. */
 #include "coord/grp_rec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "util/cstr.h"
+#include "util/mem.h"
 #include "util/rd.h"
 
 static void grp_rec_put_str(buf_t *out, proto_str_t s)
@@ -43,6 +46,20 @@ static void grp_rec_put_str(buf_t *out, proto_str_t s)
     buf_put(out, s.p, (size_t)s.len);
 }
 
+/* A coordinator string (a C string in util/cstr.h's form) as the bytes it
+ * stands for: records hold what the client sent. */
+static void grp_rec_put_id(buf_t *out, proto_str_t s)
+{
+    if (s.len < 0 || !s.p || !memchr(s.p, 0xc0, (size_t)s.len)) {
+        grp_rec_put_str(out, s);
+        return;
+    }
+    char *tmp = xstrndup(s.p, (size_t)s.len);
+    size_t n = cstr_unescape(tmp, tmp);
+    grp_rec_put_str(out, (proto_str_t){tmp, (int32_t)n});
+    free(tmp);
+}
+
 static void grp_rec_put_bytes(buf_t *out, proto_bytes_t b)
 {
     int32_t len = b.len < 0 ? 0 : b.len;
@@ -53,8 +70,8 @@ static void grp_rec_put_bytes(buf_t *out, proto_bytes_t b)
 void grp_rec_offset_key(buf_t *out, proto_str_t group, proto_str_t topic, int32_t partition)
 {
     buf_put_i16(out, GRP_REC_KEY_OFFSET);
-    grp_rec_put_str(out, group);
-    grp_rec_put_str(out, topic);
+    grp_rec_put_id(out, group);
+    grp_rec_put_id(out, topic);
     buf_put_i32(out, partition);
 }
 
@@ -79,24 +96,24 @@ void grp_rec_offset_value(buf_t *out, const grp_rec_offset_t *v)
 void grp_rec_group_key(buf_t *out, proto_str_t group)
 {
     buf_put_i16(out, GRP_REC_KEY_GROUP);
-    grp_rec_put_str(out, group);
+    grp_rec_put_id(out, group);
 }
 
 void grp_rec_group_value(buf_t *out, const grp_rec_group_t *g)
 {
     buf_put_i16(out, 3);
-    grp_rec_put_str(out, g->protocol_type.len < 0 ? PROTO_STR("") : g->protocol_type);
+    grp_rec_put_id(out, g->protocol_type.len < 0 ? PROTO_STR("") : g->protocol_type);
     buf_put_i32(out, g->generation);
-    grp_rec_put_str(out, g->protocol);
-    grp_rec_put_str(out, g->leader);
+    grp_rec_put_id(out, g->protocol);
+    grp_rec_put_id(out, g->leader);
     buf_put_i64(out, g->state_ts);
     buf_put_i32(out, g->nmembers);
     for (int32_t i = 0; i < g->nmembers; i++) {
         const grp_rec_member_t *m = &g->members[i];
-        grp_rec_put_str(out, m->member_id);
-        grp_rec_put_str(out, m->instance_id);
-        grp_rec_put_str(out, m->client_id);
-        grp_rec_put_str(out, m->client_host);
+        grp_rec_put_id(out, m->member_id);
+        grp_rec_put_id(out, m->instance_id);
+        grp_rec_put_id(out, m->client_id);
+        grp_rec_put_id(out, m->client_host);
         buf_put_i32(out, m->rebalance_timeout);
         buf_put_i32(out, m->session_timeout);
         grp_rec_put_bytes(out, m->subscription);
@@ -227,11 +244,16 @@ int grp_rec_group_decode(const uint8_t *p, size_t len, grp_rec_group_t *g, arena
 /* ---- partition of a group ---- */
 
 /* Next code point of UTF-8 text; a malformed byte reads as U+FFFD, as
- * Java's decoder replaces it. */
+ * Java's decoder replaces it, but C0 80 as U+0000: that is how a NUL of
+ * the group id is kept in a C string (util/cstr.h). */
 static uint32_t grp_rec_utf8_next(const unsigned char **pp, const unsigned char *end)
 {
     const unsigned char *p = *pp;
     uint32_t c = *p++;
+    if (c == 0xc0 && p < end && *p == 0x80) {
+        *pp = p + 1;
+        return 0;
+    }
     int more = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0;
     uint32_t min = more == 3 ? 0x10000 : more == 2 ? 0x800 : 0x80;
 
