@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/api_produce.h"
-#include "api/api_util.h"
+#include "api/api_produce_err.h"
+#include "partition/part_read.h"
 #include "util/kerr.h"
 
 /* Kafka prints at most the first three record errors in the top-level
@@ -24,7 +24,7 @@
 
 typedef struct api_perr_s {
     api_req_t *req;
-    const api_produce_ent_t *ent;
+    const part_append_ent_t *ent;
     proto_produce_resp_batch_index_and_error_message_t *v;
     int32_t n, cap;
     int any_timestamp; /* a timestamp error among them */
@@ -52,14 +52,14 @@ static int api_perr_record(char *out, size_t cap, const log_record_t *rec)
 static int api_perr_text(const api_perr_t *pe, const log_record_error_t *e, char *out,
                          size_t cap)
 {
-    const api_produce_ent_t *ent = pe->ent;
+    const part_append_ent_t *ent = pe->ent;
     const log_batch_limits_t *lim = &ent->lim;
     char rec[160];
     if (e->err == KERR_INVALID_RECORD)
         return snprintf(out, cap,
                         "Compacted topic cannot accept message without key in topic partition "
                         "%.*s-%d",
-                        (int)ent->topic.len, ent->topic.p, ent->pd->index);
+                        (int)ent->topic_len, ent->topic, ent->partition);
     if (e->log_append_time) {
         api_perr_record(rec, sizeof(rec), e->rec);
         return snprintf(out, cap,
@@ -126,21 +126,23 @@ static proto_str_t api_perr_summary(api_perr_t *pe)
     return r;
 }
 
-int api_produce_record_errors(api_req_t *req, api_produce_ent_t *ent)
+int api_produce_record_errors(api_req_t *req, const part_append_ent_t *ent,
+                              proto_produce_resp_partition_produce_response_t *pr)
 {
     api_perr_t pe = {req, ent, NULL, 0, 0, 0};
-    const proto_records_t *rec = &ent->pd->records;
-    if (ent->verr != KERR_INVALID_RECORD && ent->verr != KERR_INVALID_TIMESTAMP)
+    if (!ent->records || ent->len <= 0 ||
+        (ent->verr != KERR_INVALID_RECORD && ent->verr != KERR_INVALID_TIMESTAMP))
         return 0;
-    if (!log_batch_record_errors(rec->p, (size_t)rec->len, &ent->lim, api_perr_add, &pe))
+    if (!log_batch_record_errors(ent->records, (size_t)ent->len, &ent->lim, api_perr_add, &pe))
         return 0;
-    ent->pr->record_errors.n = pe.n;
-    ent->pr->record_errors.v = pe.v;
-    ent->pr->error_message = api_perr_summary(&pe);
+    pr->record_errors.n = pe.n;
+    pr->record_errors.v = pe.v;
+    pr->error_message = api_perr_summary(&pe);
     /* Kafka answers such a rejection with the partition's log start
      * offset (and no other offset). */
     part_t *part;
-    if (!api_part_online_by_name(req, ent->topic, ent->pd->index, &part))
-        ent->pr->log_start_offset = log_start_offset(part->log);
+    if (!ent->by_id &&
+        !part_find_by_name(req->b->reg, ent->topic, (int32_t)ent->topic_len, ent->partition, &part))
+        pr->log_start_offset = part_log_start(part);
     return 1;
 }

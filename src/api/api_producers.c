@@ -11,6 +11,7 @@
 
 #include "api/api_tools.h"
 #include "api/api_util.h"
+#include "partition/part_read.h"
 #include "util/kerr.h"
 
 /* Errors.UNKNOWN_TOPIC_OR_PARTITION.message(). */
@@ -56,7 +57,7 @@ static void api_dp_partition(api_req_t *req, topic_t *topic, int32_t index, int1
         pr->error_message = topic_msg;
         return;
     }
-    if ((pr->error_code = api_part_online(topic, index, &part)))
+    if ((pr->error_code = part_find(topic, index, &part)))
         return;
     api_dp_list_t l = {req, NULL, 0, 0};
     log_producers(part->log, api_dp_add, &l);
