@@ -76,7 +76,7 @@ static void api_dp_topic(api_req_t *req, const proto_describe_producers_req_topi
     proto_describe_producers_resp_topic_response_init(tr);
     tr->name = tq->name;
     size_t len = tq->name.len < 0 ? 0 : (size_t)tq->name.len;
-    if ((err = part_topic_name_error(tq->name.p ? tq->name.p : "", len, why, sizeof(why)))) {
+    if ((err = ctl_topic_name_check(tq->name.p ? tq->name.p : "", len, why, sizeof(why)))) {
         msg.p = arena_strndup(req->arena, why, strlen(why));
         msg.len = (int32_t)strlen(why);
     } else if (!(topic = part_topic_get(req->b->reg, tq->name.p, len))) {

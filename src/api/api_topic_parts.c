@@ -131,7 +131,7 @@ static void api_dtp_cursor(api_req_t *req, proto_describe_topic_partitions_resp_
 static void api_dtp_missing(api_dtp_topic_t *t, proto_str_t name)
 {
     t->name = name;
-    t->error_code = part_topic_name_check(name.p, (size_t)name.len);
+    t->error_code = ctl_topic_name_check(name.p, (size_t)name.len, NULL, 0);
     if (!t->error_code)
         t->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
     t->is_internal = api_internal_topic(name);

@@ -268,8 +268,6 @@ static void broker_job_idle(net_loop_t *loop, void *data)
 
 /* ---- signals ---- */
 
-static net_io_t broker_sigio;
-
 static void broker_on_signal(net_loop_t *loop, net_io_t *io, int events)
 {
     struct signalfd_siginfo si;
@@ -288,10 +286,10 @@ static int broker_signals(broker_t *b)
     sigaddset(&set, SIGINT);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    broker_sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    broker_sigio.cb = broker_on_signal;
-    broker_sigio.data = b;
-    if (broker_sigio.fd < 0 || net_io_set(b->loop, &broker_sigio, NET_READ) < 0) {
+    b->sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    b->sigio.cb = broker_on_signal;
+    b->sigio.data = b;
+    if (b->sigio.fd < 0 || net_io_set(b->loop, &b->sigio, NET_READ) < 0) {
         lg_error("signalfd: %s", strerror(errno));
         return -1;
     }
@@ -318,15 +316,21 @@ static int broker_open_logs(broker_t *b)
         return -1;
     }
     snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
+    /* Metadata flows down: the controller owns the metadata log, the
+     * partition layer follows it. */
+    cfg_topic_apply_static(&tdef, &b->cfg.props);
+    ctl_config_t cc = {b->cfg.node_id, tdef};
+    b->ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
+    if (!b->ctl)
+        return -1;
+    ctl_attach(b->ctl, b->loop, b->pool);
     part_reg_config_t rc;
     memset(&rc, 0, sizeof(rc));
     rc.defaults = tdef;
-    rc.props = &b->cfg.props;
     rc.num_partitions = b->cfg.num_partitions;
     rc.node_id = b->cfg.node_id;
+    rc.ctl = b->ctl;
     b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
-    if (!b->reg)
-        return -1;
     part_attach(b->reg, b->loop, b->pool);
     b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
     broker_pid_load(b);
@@ -376,6 +380,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     b->start_mono_ms = net_now_mono_ms();
     b->conns.next = b->conns.prev = &b->conns;
+    b->sigio.fd = -1;
     lg_set_level((enum lg_level)b->cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
@@ -447,16 +452,22 @@ int broker_run(broker_t *b)
     broker_shutdown(b);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
+    ctl_attach(b->ctl, b->loop, NULL);
+    part_attach(b->reg, b->loop, NULL);
     part_append_shutdown(b->reg); /* writes still queued and the last flush round */
     api_group_shutdown(b);
     part_reg_free(b->reg);
+    ctl_free(b->ctl);
     fsess_cache_free(b->fsess);
     if (log_mgr_close(b->logs, -1) < 0) {
         lg_error("clean shutdown of the logs failed: %s", strerror(errno));
         rc = 1;
     }
     free(b->listeners);
-    close(broker_sigio.fd);
+    if (b->sigio.fd >= 0) {
+        net_io_del(b->loop, &b->sigio);
+        close(b->sigio.fd);
+    }
     net_loop_free(b->loop);
     broker_config_free(&b->cfg);
     lg_info("shut down");

@@ -17,9 +17,11 @@ typedef struct broker_s {
     broker_config_t cfg;
     net_loop_t *loop;
     log_mgr_t *logs;
+    struct ctl_s *ctl;           /* the controller: the metadata log's owner */
     part_reg_t *reg;
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
+    int grp_topic_pending;       /* __consumer_offsets is being created */
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
     int nlisteners;
@@ -29,6 +31,7 @@ typedef struct broker_s {
     char hostname[256];   /* for listeners without a host */
     int64_t start_mono_ms;
     int stopping;
+    net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
 
     /* Producer ids are handed out from blocks persisted in the first log
      * dir, so a restart never reuses one (as Kafka's controller does). */

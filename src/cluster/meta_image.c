@@ -11,6 +11,7 @@ void meta_image_init(meta_image_t *img)
 {
     memset(img, 0, sizeof(*img));
     smap_init(&img->by_name);
+    smap_init(&img->by_norm);
     smap_init(&img->by_id);
     smap_init(&img->configs);
     smap_init(&img->features);
@@ -49,6 +50,7 @@ void meta_image_free(meta_image_t *img)
     while (smap_next(&img->configs, &pos, NULL, NULL, &v))
         mi_config_free(v);
     smap_free(&img->by_name);
+    smap_free(&img->by_norm);
     smap_free(&img->by_id);
     smap_free(&img->configs);
     smap_free(&img->features);
@@ -113,6 +115,22 @@ int meta_image_feature(const meta_image_t *img, const char *name)
 
 /* ---- apply ---- */
 
+/* name with '.' as '_' into out (len bytes, at most 255). */
+static void mi_norm(const char *name, size_t len, char *out)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = name[i] == '.' ? '_' : name[i];
+}
+
+mi_topic_t *meta_image_topic_colliding(const meta_image_t *img, const char *name, size_t len)
+{
+    char norm[256];
+    if (len > sizeof(norm))
+        return NULL;
+    mi_norm(name, len, norm);
+    return smap_get(&img->by_norm, norm, len);
+}
+
 static int mi_fail(char *err, size_t errlen, const char *what, const char *name)
 {
     if (err && errlen)
@@ -133,6 +151,11 @@ static int mi_apply_topic(meta_image_t *img, const meta_topic_rec_t *r, char *er
     memcpy(t->id, r->id, 16);
     smap_put(&img->by_name, t->name, len, t);
     smap_put(&img->by_id, t->id, 16, t);
+    if (len <= 255) {
+        char norm[256];
+        mi_norm(t->name, len, norm);
+        smap_put(&img->by_norm, norm, len, t);
+    }
     return 0;
 }
 
@@ -223,6 +246,12 @@ static int mi_apply_remove(meta_image_t *img, const uint8_t id[16], char *err, s
         return mi_fail(err, errlen, "RemoveTopicRecord of an unknown topic id", NULL);
     smap_del(&img->by_id, t->id, 16);
     smap_del(&img->by_name, t->name, t->name_len);
+    if (t->name_len <= 255) {
+        char norm[256];
+        mi_norm(t->name, t->name_len, norm);
+        if (smap_get(&img->by_norm, norm, t->name_len) == t)
+            smap_del(&img->by_norm, norm, t->name_len);
+    }
     /* A topic's configs go with it (Kafka's ConfigurationsDelta does the
      * same on replay), so a new topic of that name starts clean. */
     mi_config_del_resource(img, META_RES_TOPIC, t->name, t->name_len);
