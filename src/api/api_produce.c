@@ -18,6 +18,10 @@ typedef struct api_produce_s {
     int held;      /* net_conn_hold until the answer */
     int cancelled; /* the connection closed: no answer */
     int done;
+    /* While part_append runs in api_produce: set when it completes at
+     * once. The answer may free the request's arena, and ap with it, so
+     * nothing of ap is read after it (here, or in the caller). */
+    int *done_now;
 } api_produce_t;
 
 /* v8+: which records were rejected and why (Kafka lists the batch index
@@ -58,9 +62,11 @@ static void api_produce_done(part_append_t *op)
 {
     api_produce_t *ap = (api_produce_t *)op;
     net_conn_t *conn = ap->req->conn;
-    int failed = 0;
+    int failed = 0, held = ap->held;
 
     ap->done = 1;
+    if (ap->done_now)
+        *ap->done_now = 1;
     if (ap->cancelled)
         goto out;
     api_conn_t *ac = conn->udata;
@@ -80,7 +86,7 @@ static void api_produce_done(part_append_t *op)
         net_conn_done(conn);
     }
 out:
-    if (ap->held)
+    if (held)
         net_conn_release(conn);
 }
 
@@ -157,9 +163,12 @@ void api_produce(api_req_t *req)
     ap->op.now_ms = req->now_ms;
     ap->op.timeout_ms = r.timeout_ms;
     ap->op.done = api_produce_done;
+    int done = 0;
+    ap->done_now = &done;
     part_append(&ap->op);
-    if (ap->done)
-        return;
+    if (done)
+        return; /* ap may be gone with the arena */
+    ap->done_now = NULL;
     api_conn_t *ac = req->conn->udata;
     net_conn_hold(req->conn); /* until the answer, even if it closes */
     ap->held = 1;
