@@ -76,22 +76,32 @@ static proto_str_t *api_dtp_names(api_req_t *req, const proto_describe_topic_par
     return v;
 }
 
-static void api_dtp_fill_part(api_req_t *req, api_dtp_part_t *p, const part_t *part)
+/* As Metadata shows the partition (api_metadata.c), without its error
+ * code: one whose log is still being made has no leader yet, an offline
+ * one (part NULL too) no leader and the replica offline. */
+static void api_dtp_fill_part(api_req_t *req, api_dtp_part_t *p, const part_t *part,
+                              int creating)
 {
     int32_t *self = arena_alloc(req->arena, sizeof(*self));
     *self = req->b->cfg.node_id;
     p->replica_nodes.n = p->isr_nodes.n = 1;
     p->replica_nodes.v = p->isr_nodes.v = self;
     p->eligible_leader_replicas.n = p->last_known_elr.n = 0;
-    p->leader_id = *self;
-    p->leader_epoch = part->leader_epoch;
-    if (part_offline(part)) {
-        p->leader_id = -1;
-        p->leader_epoch = part->leader_epoch + 1;
+    p->leader_id = -1;
+    if (creating) {
         p->isr_nodes.n = 0;
-        p->offline_replicas.n = 1;
-        p->offline_replicas.v = self;
+        return;
     }
+    if (!part_offline(part)) {
+        p->leader_id = *self;
+        p->leader_epoch = part->leader_epoch;
+        return;
+    }
+    if (part)
+        p->leader_epoch = part->leader_epoch + 1;
+    p->isr_nodes.n = 0;
+    p->offline_replicas.n = 1;
+    p->offline_replicas.v = self;
 }
 
 /* Partitions [start, start + max) of topic into t; returns the index of
@@ -112,7 +122,8 @@ static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *t
         proto_describe_topic_partitions_resp_describe_topic_partitions_response_partition_init(
             &t->partitions.v[i]);
         t->partitions.v[i].partition_index = start + i;
-        api_dtp_fill_part(req, &t->partitions.v[i], topic->parts[start + i]);
+        api_dtp_fill_part(req, &t->partitions.v[i], topic->parts[start + i],
+                          part_creating(topic, start + i));
     }
     return upper < topic->nparts ? upper : -1;
 }
