@@ -19,7 +19,7 @@
 #     and the topics;
 #   - Strand only (Kafka has a transaction coordinator): a transactional
 #     producer's initTransactions() fails within 5 s with a
-#     TransactionalIdAuthorizationException (tests/integration/0702-txn-
+#     TransactionalIdAuthorizationException (tests/integration/0602-txn-
 #     refused shows Kafka answering the same to an id it refuses).
 # Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be had).
 set -u

@@ -5,7 +5,7 @@
  * an UNKNOWN element (code 0 as the resource type, pattern type,
  * operation or permission type) by closing the connection; so do we.
  * Codes past the ones it knows are answered like the others (measured on
- * Kafka 4.4: tests/integration/0703-acls-no-authorizer.c).
+ * Kafka 4.4: tests/integration/0603-acls-no-authorizer.c).
  * When the security work brings an authorizer, these handlers become its
  * front end. */
 #include "api/api_tools.h"

@@ -1,4 +1,4 @@
-/* 0704-describe-apis: three APIs that admin tools call, answered as
+/* 0604-describe-apis: three APIs that admin tools call, answered as
  * Apache Kafka 4.4 answers them (the expectations below were checked
  * against Kafka 4.4 with KAFKA_REF=1):
  *
@@ -327,7 +327,7 @@ static void list_config_resources(void)
 
 int main(void)
 {
-    tl_init("0704-describe-apis");
+    tl_init("0604-describe-apis");
     const char *bs = tl_bootstrap();
     arena_init(&arena, 1 << 16);
     fd = tl_connect(bs, 20000);

@@ -1,4 +1,4 @@
-/* 0703-acls-no-authorizer: the ACL APIs of a broker without an authorizer,
+/* 0603-acls-no-authorizer: the ACL APIs of a broker without an authorizer,
  * answered as Apache Kafka 4.4 answers them (compared field by field with
  * Kafka's answers to the same requests): DescribeAcls, CreateAcls and
  * DeleteAcls at v1, v2 (flexible) and v3 answer SECURITY_DISABLED, once
@@ -200,7 +200,7 @@ static void unknown_elements(const char *bs)
 
 int main(void)
 {
-    tl_init("0703-acls-no-authorizer");
+    tl_init("0603-acls-no-authorizer");
     const char *bs = tl_bootstrap();
     arena_init(&arena, 1 << 16);
     fd = tl_connect(bs, 20000);

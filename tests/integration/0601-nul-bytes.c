@@ -1,4 +1,4 @@
-/* 0701-nul-bytes: protocol strings that Kafka treats as opaque keep every
+/* 0601-nul-bytes: protocol strings that Kafka treats as opaque keep every
  * byte, NULs included, through the answers, the records in
  * __consumer_offsets and a restart that replays them (Kafka 4.4 does the
  * same; the test runs its own broker, Kafka through kafka-ref.sh with
@@ -394,7 +394,7 @@ static void create_with(int fd, proto_str_t key, proto_str_t value)
     proto_create_topics_resp_t resp;
     proto_create_topics_req_creatable_topic_t t;
     proto_create_topics_req_creatable_topic_config_t c;
-    char *name = tl_topic_name("t0701-cfg");
+    char *name = tl_topic_name("t0601-cfg");
     proto_create_topics_req_init(&r);
     proto_create_topics_req_creatable_topic_init(&t);
     proto_create_topics_req_creatable_topic_config_init(&c);
@@ -440,18 +440,18 @@ int main(void)
     tl_broker b = {0};
     char *dir;
 
-    tl_init("0701-nul-bytes");
+    tl_init("0601-nul-bytes");
     arena_init(&arena, 1 << 16);
-    dir = tl_scratch_dir("0701-broker");
-    topic = tl_topic_name("t0701");
-    group = tl_topic_name("g0701");
-    group2 = tl_topic_name("g0701-raw");
-    char *g = tl_topic_name("g0701-nul");
+    dir = tl_scratch_dir("0601-broker");
+    topic = tl_topic_name("t0601");
+    group = tl_topic_name("g0601");
+    group2 = tl_topic_name("g0601-raw");
+    char *g = tl_topic_name("g0601-nul");
     snprintf(gnul, sizeof(gnul), "%s", g);
     gnul_len = strlen(gnul) + 2; /* "<g>\0x" */
     gnul[gnul_len - 1] = 'x';
     free(g);
-    g = tl_topic_name("g0701-j");
+    g = tl_topic_name("g0601-j");
     gjoin_len = (size_t)snprintf(gjoin, sizeof(gjoin), "%s", g) + 5;
     memcpy(gjoin + gjoin_len - 5, "\0oin", 5);
     free(g);

@@ -1,4 +1,4 @@
-/* 0700-produce-record-errors: when several records of a produced batch
+/* 0600-produce-record-errors: when several records of a produced batch
  * fail the per-record checks, the Produce answer (v8+) lists every one of
  * them in record_errors, by batch index and with its own message, and its
  * error_message sums them up, as Apache Kafka 4.4 answers (the texts below
@@ -236,7 +236,7 @@ static void expect_empty(const char *topic)
 
 int main(void)
 {
-    tl_init("0700-produce-record-errors");
+    tl_init("0600-produce-record-errors");
     const char *bs = tl_bootstrap();
     static const char *const compact[] = {"cleanup.policy", "compact", NULL};
     char *tc = tl_topic_name("rec-err-compact"), *tt = tl_topic_name("rec-err-ts");

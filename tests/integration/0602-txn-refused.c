@@ -1,4 +1,4 @@
-/* 0702-txn-refused: until Strand has a transaction coordinator, a
+/* 0602-txn-refused: until Strand has a transaction coordinator, a
  * transactional producer fails at once with a clear error instead of
  * waiting forever (FindCoordinator and InitProducerId answered
  * COORDINATOR_NOT_AVAILABLE, which clients retry without end). Strand
@@ -138,7 +138,7 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
 
 static void idempotent_producer(const char *bs)
 {
-    char *topic = tl_topic_name("t0702");
+    char *topic = tl_topic_name("t0602");
     rd_kafka_conf_t *conf = tl_conf(bs);
     tl_conf_set(conf, "enable.idempotence", "true");
     rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
@@ -162,12 +162,12 @@ int main(void)
         "allow.everyone.if.no.acl.found=true", NULL};
     tl_broker b = {0};
 
-    tl_init("0702-txn-refused");
+    tl_init("0602-txn-refused");
     arena_init(&arena, 1 << 16);
-    char *p = tl_topic_name("txn0702");
+    char *p = tl_topic_name("txn0602");
     snprintf(prefix, sizeof(prefix), "%s", p);
     free(p);
-    char *dir = tl_scratch_dir("0702-broker");
+    char *dir = tl_scratch_dir("0602-broker");
     tl_broker_start(&b, dir, tl_is_kafka() ? kafka_extra : NULL);
     if (tl_is_kafka())
         kafka_deny(b.bootstrap);
