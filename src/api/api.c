@@ -14,7 +14,7 @@
 
 /* Ranges: what Kafka 4.x accepts, except where noted. Produce advertises
  * from 0 because librdkafka's compression probes look for v0 in the
- * advertised range, as Kafka 4.0 does (KAFKA-18659); v0-2 are refused. */
+ * advertised range, as Kafka 4.x does; v0-2 are refused. */
 static const api_entry_t api_core_entries[] = {
     {0, 3, 12, 0, api_produce},
     {1, 4, 17, 4, api_fetch},

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Version ranges: what Kafka 4.x accepts (API-TABLE.md). */
+/* Version ranges: what Kafka 4.x accepts. */
 const api_entry_t api_admin_entries[API_ADMIN_NENTRIES] = {
     {19, 2, 7, 2, api_create_topics},
     {20, 1, 6, 1, api_delete_topics},

@@ -21,7 +21,7 @@
 #include "coord/grp_log.h"
 #include "util/logging.h"
 
-/* Ranges Kafka 4.x accepts (API-TABLE: JoinGroup 0-9 since 4.0.1). */
+/* Ranges Kafka 4.x accepts (JoinGroup 0-9 since 4.0.1). */
 const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
     {8, 2, 9, 2, api_offset_commit},
     {9, 1, 9, 1, api_offset_fetch},

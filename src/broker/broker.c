@@ -25,8 +25,6 @@
 #include "util/logging.h"
 #include "util/mem.h"
 
-#define BROKER_PID_BLOCK 1000
-#define BROKER_PID_FILE "strand-producer-id-block"
 
 static const net_conn_ops_t broker_conn_ops;
 
@@ -51,63 +49,6 @@ static void broker_topic_defaults(const broker_config_t *cfg, topic_cfg_t *t)
     t->compacted = strstr(cfg->log_cleanup_policy, "compact") != NULL;
     t->flush_messages = cfg->log_flush_interval_messages;
     t->flush_ms = cfg->log_flush_interval_ms;
-}
-
-/* ---- producer ids ---- */
-
-static char *broker_pid_path(broker_t *b)
-{
-    size_t n = strlen(b->cfg.log_dirs[0]) + sizeof(BROKER_PID_FILE) + 2;
-    char *p = xmalloc(n);
-    snprintf(p, n, "%s/%s", b->cfg.log_dirs[0], BROKER_PID_FILE);
-    return p;
-}
-
-/* The file holds one decimal number: the first id of the next block.
- * Written to a temporary file, fsynced and renamed into place, so a
- * crash leaves either the old or the new block, never a reused one. */
-static int broker_pid_reserve(broker_t *b)
-{
-    char *path = broker_pid_path(b);
-    size_t n = strlen(path) + 5;
-    char *tmp = xmalloc(n), line[32];
-    int64_t end = b->producer_id_block_end + BROKER_PID_BLOCK;
-    int rc = -1;
-
-    snprintf(tmp, n, "%s.tmp", path);
-    int len = snprintf(line, sizeof(line), "%" PRId64 "\n", end);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        if (write(fd, line, (size_t)len) == len && fsync(fd) == 0 && rename(tmp, path) == 0)
-            rc = 0;
-        close(fd);
-    }
-    if (rc == 0)
-        b->producer_id_block_end = end;
-    free(tmp);
-    free(path);
-    return rc;
-}
-
-static void broker_pid_load(broker_t *b)
-{
-    char *path = broker_pid_path(b);
-    FILE *fp = fopen(path, "r");
-    long long v = 0;
-    if (fp) {
-        if (fscanf(fp, "%lld", &v) != 1 || v < 0)
-            v = 0;
-        fclose(fp);
-    }
-    b->next_producer_id = b->producer_id_block_end = v;
-    free(path);
-}
-
-int64_t broker_next_producer_id(broker_t *b)
-{
-    if (b->next_producer_id >= b->producer_id_block_end && broker_pid_reserve(b) < 0)
-        return -1;
-    return b->next_producer_id++;
 }
 
 void broker_advertised(broker_t *b, const char **host, int *port)
@@ -223,13 +164,47 @@ static void broker_job_retention(net_loop_t *loop, void *data)
     broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
 }
 
+/* The checkpoint files are rendered on the loop and written and fsynced
+ * on a worker; the next round is armed when this one is back. */
+typedef struct broker_ckpt_s {
+    net_job_t job; /* first */
+    broker_t *b;
+    log_mgr_ckpt_t ck;
+} broker_ckpt_t;
+
+static void broker_job_checkpoint(net_loop_t *loop, void *data);
+
+static void broker_ckpt_work(net_job_t *job)
+{
+    log_mgr_checkpoint_run(&((broker_ckpt_t *)job)->ck);
+}
+
+static void broker_ckpt_done(net_job_t *job)
+{
+    broker_ckpt_t *c = (broker_ckpt_t *)job;
+    broker_t *b = c->b;
+    if (log_mgr_checkpoint_end(&c->ck) < 0)
+        lg_error("writing checkpoint files failed");
+    free(c);
+    if (!b->stopping)
+        broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+}
+
 static void broker_job_checkpoint(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
+    broker_ckpt_t *c = xcalloc(1, sizeof(*c));
     (void)loop;
-    if (log_mgr_checkpoint(b->logs) < 0)
-        lg_error("writing checkpoint files failed: %s", strerror(errno));
-    broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    c->b = b;
+    c->job.work = broker_ckpt_work;
+    c->job.done = broker_ckpt_done;
+    log_mgr_checkpoint_begin(b->logs, &c->ck);
+    if (b->pool && !b->stopping) {
+        net_pool_submit(b->pool, &c->job);
+        return;
+    }
+    broker_ckpt_work(&c->job);
+    broker_ckpt_done(&c->job);
 }
 
 /* flush.ms: checked once a second (or at the configured interval if it
@@ -241,6 +216,51 @@ static void broker_job_flush(net_loop_t *loop, void *data)
     part_flush_due(b->reg, net_now_wall_ms());
     int64_t every = b->cfg.log_flush_interval_ms < 1000 ? b->cfg.log_flush_interval_ms : 1000;
     broker_every(b, every, broker_job_flush);
+}
+
+/* Files of deleted topics and segments (retention's too) go when
+ * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
+ * next retention check; they are removed on a worker (a large topic is
+ * thousands of files). One purge is out at a time. */
+typedef struct broker_purge_s {
+    net_job_t job; /* first */
+    broker_t *b;
+    log_mgr_purge_t pg;
+} broker_purge_t;
+
+static void broker_purge_work(net_job_t *job)
+{
+    log_mgr_purge_run(&((broker_purge_t *)job)->pg);
+}
+
+static void broker_purge_done(net_job_t *job)
+{
+    broker_purge_t *p = (broker_purge_t *)job;
+    log_mgr_purge_back(p->b->logs, &p->pg);
+    p->b->purging = 0;
+    free(p);
+}
+
+static void broker_purge(broker_t *b)
+{
+    if (b->purging)
+        return;
+    broker_purge_t *p = xcalloc(1, sizeof(*p));
+    p->b = b;
+    log_mgr_purge_take(b->logs, net_now_wall_ms(), &p->pg);
+    if (!p->pg.n) {
+        free(p);
+        return;
+    }
+    p->job.work = broker_purge_work;
+    p->job.done = broker_purge_done;
+    b->purging = 1;
+    if (b->pool && !b->stopping) {
+        net_pool_submit(b->pool, &p->job);
+        return;
+    }
+    broker_purge_work(&p->job);
+    broker_purge_done(&p->job);
 }
 
 static void broker_job_idle(net_loop_t *loop, void *data)
@@ -259,10 +279,7 @@ static void broker_job_idle(net_loop_t *loop, void *data)
      * that idle clients really cost little. */
     if (trimmed >= 16)
         malloc_trim(0);
-    /* Files of deleted topics and segments (retention's too) go when
-     * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
-     * next retention check. */
-    log_mgr_purge(b->logs, net_now_wall_ms());
+    broker_purge(b);
     broker_every(b, 1000, broker_job_idle);
 }
 
@@ -333,7 +350,6 @@ static int broker_open_logs(broker_t *b)
     b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
     part_attach(b->reg, b->loop, b->pool);
     b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
-    broker_pid_load(b);
     return 0;
 }
 

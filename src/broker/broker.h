@@ -31,12 +31,9 @@ typedef struct broker_s {
     char hostname[256];   /* for listeners without a host */
     int64_t start_mono_ms;
     int stopping;
+    int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
 
-    /* Producer ids are handed out from blocks persisted in the first log
-     * dir, so a restart never reuses one (as Kafka's controller does). */
-    int64_t next_producer_id;
-    int64_t producer_id_block_end;
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's
@@ -44,9 +41,6 @@ typedef struct broker_s {
 int broker_start(broker_t *b, broker_config_t *cfg);
 /* Runs the loop until SIGTERM/SIGINT, then shuts down cleanly. */
 int broker_run(broker_t *b);
-/* Allocates a producer id (InitProducerId). Returns -1 with errno when
- * the block file cannot be written. */
-int64_t broker_next_producer_id(broker_t *b);
 /* Host and port advertised for clients (first advertised non-controller
  * listener). */
 void broker_advertised(broker_t *b, const char **host, int *port);

@@ -69,7 +69,7 @@ static int16_t ctl_boot_topics(ctl_boot_t *bt, ctl_batch_t *b)
         /* key points into the map, which outlives the commit */
         r->u.topic.name.p = key;
         r->u.topic.name.len = (int32_t)klen;
-        memcpy(r->u.topic.id, t->id, 16);
+        memcpy(r->u.topic.topic_id.b, t->id, 16);
         ctl_batch_partitions(b, bt->ctl, t->id, 0, t->nparts);
         lg_info("metadata log: adopting topic %.*s with %d partitions from the log dirs",
                 (int)klen, (const char *)key, t->nparts);
@@ -94,7 +94,7 @@ static int16_t ctl_bootstrap(ctl_t *ctl, int64_t now_ms)
     meta_rec_t *fr = ctl_batch_add(&b, META_REC_FEATURE_LEVEL);
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
-    fr->u.feature.level = META_LOG_METADATA_VERSION;
+    fr->u.feature.feature_level = META_LOG_METADATA_VERSION;
     int16_t err = ctl_boot_topics(&bt, &b);
     if (!err)
         err = meta_log_commit(ctl->meta, b.v, b.n, now_ms);
@@ -119,6 +119,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
         ctl_free(ctl);
         return NULL;
     }
+    ctl_pid_load(ctl);
     return ctl;
 }
 

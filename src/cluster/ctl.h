@@ -62,6 +62,7 @@ enum ctl_kind {
     CTL_CREATE_PARTITIONS, /* topic_id, nparts = the new count */
     CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
                              current ones, or with replace the whole set */
+    CTL_ALLOC_PRODUCER_IDS, /* the controller's own: the next block */
 };
 
 typedef struct ctl_op_s ctl_op_t;
@@ -105,6 +106,20 @@ void ctl_submit(ctl_t *ctl, ctl_op_t *op);
 ctl_op_t *ctl_op_new_topic(const ctl_t *ctl, const char *name, size_t len, int32_t nparts,
                            const topic_cfg_t *cfg, int64_t now_ms);
 void ctl_op_free(ctl_op_t *op);
+
+/* Producer ids are handed out from blocks the controller commits as
+ * ProducerIdsRecords, as a KRaft controller allocates them, so no id is
+ * handed out twice, across restarts too. ctl_producer_id returns an id
+ * (>= 0) at once while the current block lasts; at its end it returns -1
+ * and w->cb(w, id, err) runs once the next block is committed (err
+ * KAFKA_STORAGE_ERROR and id -1 when it cannot be), possibly before
+ * ctl_producer_id returns. w must stay valid until then. */
+typedef struct ctl_pid_wait_s ctl_pid_wait_t;
+struct ctl_pid_wait_s {
+    void (*cb)(ctl_pid_wait_t *w, int64_t pid, int16_t err);
+    ctl_pid_wait_t *next;
+};
+int64_t ctl_producer_id(ctl_t *ctl, ctl_pid_wait_t *w);
 
 /* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
  * "..". Returns 0, or INVALID_TOPIC_EXCEPTION with Kafka's message in err

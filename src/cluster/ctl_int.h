@@ -13,6 +13,13 @@ struct ctl_s {
     topic_cfg_t defaults;
     ctl_op_t *head, *tail; /* queued; the head may be committing */
     int committing;
+    /* Producer ids (ctl_pid.c): the block being handed out, its next
+     * allocation, who waits for it, and the floor a data dir from before
+     * ProducerIdsRecords gives. */
+    int64_t pid_next, pid_end;
+    int64_t pid_floor;
+    ctl_op_t *pid_op;
+    ctl_pid_wait_t *pid_head, *pid_tail;
 };
 
 /* The records of one change. Strings and arrays they point to are the
@@ -20,7 +27,7 @@ struct ctl_s {
 typedef struct ctl_batch_s {
     meta_rec_t *v;
     int n, cap;
-    uint8_t (*dirs)[16];
+    proto_uuid_t *dirs;
     int ndirs;
     char **strs;
     int nstrs;
@@ -38,5 +45,9 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
  * (none for validate_only). Returns 0 or a Kafka error code with Kafka's
  * message in op->msg. */
 int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* The records of CTL_ALLOC_PRODUCER_IDS (ctl_pid.c). */
+int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* Reads the producer id floor an older data dir left (ctl_pid.c). */
+void ctl_pid_load(ctl_t *ctl);
 
 #endif

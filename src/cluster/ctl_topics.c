@@ -57,7 +57,7 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
 
     for (int d = 0; d < nd; d++)
         load[d] = log_mgr_dir_nparts(ctl->logs, d);
-    b->dirs = xrealloc(b->dirs, (size_t)(b->ndirs + (to - from) + 1) * 16);
+    b->dirs = xrealloc(b->dirs, (size_t)(b->ndirs + (to - from) + 1) * sizeof(*b->dirs));
     for (int32_t p = from; p < to; p++) {
         meta_part_rec_t *pr = &ctl_batch_add(b, META_REC_PARTITION)->u.part;
         int best = 0;
@@ -66,15 +66,15 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
                 best = d;
         load[best]++;
         pr->partition_id = p;
-        memcpy(pr->topic_id, id, 16);
+        memcpy(pr->topic_id.b, id, 16);
         pr->replicas.n = pr->isr.n = 1;
         pr->replicas.v = pr->isr.v = &ctl->node_id;
-        pr->removing.n = pr->adding.n = 0;
+        pr->removing_replicas.n = pr->adding_replicas.n = 0;
         pr->leader = ctl->node_id;
         pr->leader_epoch = 0;
         pr->partition_epoch = 0;
         pr->directories.n = 1;
-        log_mgr_dir_id(ctl->logs, best, b->dirs[b->ndirs]);
+        log_mgr_dir_id(ctl->logs, best, b->dirs[b->ndirs].b);
         b->ndirs++;
     }
     /* Pointers once the array has stopped moving. */
@@ -228,7 +228,7 @@ static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     const char *name = ctl_batch_str(b, op->name, op->name_len);
     meta_rec_t *r = ctl_batch_add(b, META_REC_TOPIC);
     r->u.topic.name = ctl_mstr(name, op->name_len);
-    memcpy(r->u.topic.id, op->created_id, 16);
+    memcpy(r->u.topic.topic_id.b, op->created_id, 16);
     for (int i = 0; i < op->nkv; i++)
         if (op->kv[i].value)
             ctl_batch_config(b, name, op->name_len, op->kv[i].key, op->kv[i].value);
@@ -248,7 +248,7 @@ static int16_t ctl_plan_delete(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     if (op->validate_only)
         return KERR_NONE;
     meta_rec_t *r = ctl_batch_add(b, META_REC_REMOVE_TOPIC);
-    memcpy(r->u.remove_topic_id, op->topic_id, 16);
+    memcpy(r->u.remove_topic.topic_id.b, op->topic_id, 16);
     return KERR_NONE;
 }
 
@@ -390,6 +390,7 @@ int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     case CTL_DELETE_TOPIC: return ctl_plan_delete(ctl, op, b);
     case CTL_CREATE_PARTITIONS: return ctl_plan_partitions(ctl, op, b);
     case CTL_ALTER_CONFIGS: return ctl_plan_configs(ctl, op, b);
+    case CTL_ALLOC_PRODUCER_IDS: return ctl_plan_producer_ids(ctl, op, b);
     default: return ctl_fail(op, KERR_INVALID_REQUEST, "Unknown metadata change");
     }
 }

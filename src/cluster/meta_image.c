@@ -143,12 +143,12 @@ static int mi_apply_topic(meta_image_t *img, const meta_topic_rec_t *r, char *er
     size_t len = (size_t)r->name.len;
     if (smap_get(&img->by_name, r->name.p, len))
         return mi_fail(err, errlen, "TopicRecord for a topic that exists", NULL);
-    if (smap_get(&img->by_id, r->id, 16))
+    if (smap_get(&img->by_id, r->topic_id.b, 16))
         return mi_fail(err, errlen, "TopicRecord with a topic id in use", NULL);
     mi_topic_t *t = xcalloc(1, sizeof(*t));
     t->name = xstrndup(r->name.p, len);
     t->name_len = len;
-    memcpy(t->id, r->id, 16);
+    memcpy(t->id, r->topic_id.b, 16);
     smap_put(&img->by_name, t->name, len, t);
     smap_put(&img->by_id, t->id, 16, t);
     if (len <= 255) {
@@ -181,7 +181,7 @@ static mi_part_t *mi_part_slot(mi_topic_t *t, int32_t id)
 
 static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err, size_t errlen)
 {
-    mi_topic_t *t = smap_get(&img->by_id, r->topic_id, 16);
+    mi_topic_t *t = smap_get(&img->by_id, r->topic_id.b, 16);
     if (!t)
         return mi_fail(err, errlen, "PartitionRecord of an unknown topic id", NULL);
     if (r->partition_id < 0 || r->partition_id >= 1000000)
@@ -197,7 +197,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     p->replicas = mi_copy_i32s(r->replicas, &p->nreplicas);
     p->isr = mi_copy_i32s(r->isr, &p->nisr);
     if (r->directories.n > 0)
-        memcpy(p->dir, r->directories.v[0], 16);
+        memcpy(p->dir, r->directories.v[0].b, 16);
     return 0;
 }
 
@@ -206,7 +206,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
 static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, char *err,
                            size_t errlen)
 {
-    mi_topic_t *t = smap_get(&img->by_id, r->topic_id, 16);
+    mi_topic_t *t = smap_get(&img->by_id, r->topic_id.b, 16);
     if (!t || r->partition_id < 0 || r->partition_id >= t->nparts ||
         !t->parts[r->partition_id].present)
         return mi_fail(err, errlen, "PartitionChangeRecord of an unknown partition", NULL);
@@ -224,7 +224,7 @@ static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, c
         p->leader_epoch++;
     }
     if (r->directories.n > 0)
-        memcpy(p->dir, r->directories.v[0], 16);
+        memcpy(p->dir, r->directories.v[0].b, 16);
     p->partition_epoch++;
     return 0;
 }
@@ -327,11 +327,15 @@ int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t
         rc = mi_apply_config(img, &rec->u.config, err, errlen);
         break;
     case META_REC_REMOVE_TOPIC:
-        rc = mi_apply_remove(img, rec->u.remove_topic_id, err, errlen);
+        rc = mi_apply_remove(img, rec->u.remove_topic.topic_id.b, err, errlen);
         break;
     case META_REC_FEATURE_LEVEL:
         smap_put(&img->features, rec->u.feature.name.p, (size_t)rec->u.feature.name.len,
-                 (void *)(intptr_t)(rec->u.feature.level + 1));
+                 (void *)(intptr_t)(rec->u.feature.feature_level + 1));
+        break;
+    case META_REC_PRODUCER_IDS:
+        if (rec->u.producer_ids.next_producer_id > img->next_producer_id)
+            img->next_producer_id = rec->u.producer_ids.next_producer_id;
         break;
     default:
         break;

@@ -52,6 +52,7 @@ typedef struct meta_image_s {
     smap_t configs;        /* type byte + name -> mi_config_t */
     smap_t features;       /* name -> (level + 1) cast to a pointer */
     int64_t records;       /* records applied */
+    int64_t next_producer_id; /* the first id no block has taken yet */
 } meta_image_t;
 
 void meta_image_init(meta_image_t *img);

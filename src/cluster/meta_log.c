@@ -1,5 +1,5 @@
 /* Metadata log persistence. On disk this is Kafka's layout for
- * __cluster_metadata-0 (FORMATS.md §7.7): ordinary segments whose v2
+ * __cluster_metadata-0 (protocol/FORMATS.md §7.7): ordinary segments whose v2
  * batches are uncompressed, have no producer id, carry the node's epoch
  * as partitionLeaderEpoch, and hold records with a null key and a
  * metadata record as value (byte layout in meta_rec.c). One metadata

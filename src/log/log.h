@@ -1,4 +1,4 @@
-/* A partition's log: Kafka's on-disk layout (FORMATS §7), so a data
+/* A partition's log: Kafka's on-disk layout (protocol/FORMATS.md §7), so a data
  * directory written by strand can be read by Kafka's own tools.
  *
  * One log_t per partition directory "<topic>-<partition>". It owns the
@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "log/log_batch.h"
+#include "util/buf.h"
 
 /* Topic-level configuration; the Kafka key names are in the comments. */
 typedef struct log_config_s {
@@ -343,6 +344,25 @@ void log_epoch_end_offset(const log_t *log, int32_t epoch,
                           int64_t *end_offset, int32_t *epoch_out);
 
 /* ---- producer state ---- */
+
+/* A producer state snapshot, rendered on the loop and written (with its
+ * fsyncs) on a worker. A roll renders one; the caller takes it
+ * (log_snapshot_take), writes it (log_snap_write, any thread) and hands it
+ * back (log_snapshot_done, or log_snap_free when the log is gone). One not
+ * taken is written at the next roll or at close. */
+typedef struct log_snap_s {
+    char *path;
+    buf_t data;
+    int64_t offset;
+    int rc;  /* log_ckpt_write_file's result */
+    int err; /* its errno */
+} log_snap_t;
+
+/* 1 and *snap when a rendered snapshot waits to be written, else 0. */
+int log_snapshot_take(log_t *log, log_snap_t *snap);
+void log_snap_write(log_snap_t *snap);
+void log_snapshot_done(log_t *log, log_snap_t *snap);
+void log_snap_free(log_snap_t *snap);
 
 typedef struct log_producer_info_s {
     int64_t producer_id;

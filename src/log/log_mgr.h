@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "log/log.h"
+#include "util/buf.h"
 
 typedef struct log_mgr_s log_mgr_t;
 
@@ -106,6 +107,8 @@ typedef struct log_mgr_new_s {
     int has_topic_id;
     log_config_t cfg;
     int64_t now_ms;
+    int32_t leader_epoch; /* >= 0: recorded in the new log's epoch cache (its
+                             leader-epoch-checkpoint written on the worker too) */
     log_t *log;
     int err;
 } log_mgr_new_t;
@@ -127,6 +130,21 @@ int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition,
 /* Removes the deleted directories whose delay has passed. Returns the
  * number removed. */
 int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms);
+/* The same in three steps, so that the files are removed on a worker:
+ * take (loop) the directories due, run (any thread) removes them, back
+ * (loop) keeps those that could not be removed for the next purge and
+ * frees pg; it returns the number removed. */
+typedef struct log_mgr_purge_s {
+    struct {
+        char *path;
+        int64_t due_ms;
+        int failed;
+    } *v;
+    int n;
+} log_mgr_purge_t;
+void log_mgr_purge_take(log_mgr_t *mgr, int64_t now_ms, log_mgr_purge_t *pg);
+void log_mgr_purge_run(log_mgr_purge_t *pg);
+int log_mgr_purge_back(log_mgr_t *mgr, log_mgr_purge_t *pg);
 
 /* Calls fn for every open log, in no particular order. fn must not create
  * or delete partitions. */
@@ -138,6 +156,23 @@ int log_mgr_count(const log_mgr_t *mgr);
  * replication-offset-checkpoint of every log dir (tmp, fsync, rename,
  * fsync dir). Returns 0 or -1 with errno. */
 int log_mgr_checkpoint(log_mgr_t *mgr);
+
+/* The same in three steps, so that the files are written and fsynced on a
+ * worker: begin (loop) renders every file's text, run (any thread: it
+ * touches only ck) writes them, end (loop) logs what failed and frees ck.
+ * end returns 0 or -1. */
+typedef struct log_mgr_ckpt_s {
+    struct log_mgr_ckpt_file_s {
+        char *path;
+        buf_t data;
+        int rc;
+        int err;
+    } *files;
+    int nfiles;
+} log_mgr_ckpt_t;
+void log_mgr_checkpoint_begin(log_mgr_t *mgr, log_mgr_ckpt_t *ck);
+void log_mgr_checkpoint_run(log_mgr_ckpt_t *ck);
+int log_mgr_checkpoint_end(log_mgr_ckpt_t *ck);
 
 /* Housekeeping step for the caller's timer: retention and producer-id
  * expiry on every log. Returns the number of segments deleted. */

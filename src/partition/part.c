@@ -134,6 +134,12 @@ void part_topic_grow(topic_t *topic, int32_t nparts)
     topic->nparts = nparts;
 }
 
+void part_lead(part_t *part, int32_t epoch)
+{
+    part->leader_epoch = epoch;
+    part_update_hwm(part);
+}
+
 /* Leadership is (re)taken at start: a new epoch begins at the log end. */
 void part_take_leadership(part_t *part)
 {

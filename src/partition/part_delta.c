@@ -30,7 +30,7 @@ static void part_delta_topic(part_reg_t *reg, const meta_topic_rec_t *r, const m
     if (part_topic_get(reg, r->name.p, len))
         return;
     part_delta_cfg(reg, img, r->name.p, len, &cfg);
-    part_topic_new(reg, r->name.p, len, r->id, &cfg);
+    part_topic_new(reg, r->name.p, len, r->topic_id.b, &cfg);
 }
 
 static int part_delta_replica_here(const part_reg_t *reg, const meta_part_rec_t *r)
@@ -47,7 +47,7 @@ static int part_delta_dir(const part_reg_t *reg, const meta_part_rec_t *r)
 {
     if (r->directories.n < 1)
         return -1;
-    return log_mgr_dir_index(reg->logs, r->directories.v[0]);
+    return log_mgr_dir_index(reg->logs, r->directories.v[0].b);
 }
 
 /* A committed change being applied: its requester is answered once every
@@ -74,6 +74,7 @@ typedef struct part_make_s {
     part_delta_t *delta;
     uint8_t topic_id[16];
     int32_t partition;
+    int32_t leader_epoch;
     log_mgr_new_t n;
 } part_make_t;
 
@@ -105,7 +106,7 @@ static void part_make_done(net_job_t *job)
                  strerror(errno));
     else {
         topic->parts[p] = part_new(topic, p, log, reg->node_id);
-        part_take_leadership(topic->parts[p]);
+        part_lead(topic->parts[p], m->leader_epoch);
     }
     free(m);
     part_delta_unref(d);
@@ -117,7 +118,7 @@ static void part_make_done(net_job_t *job)
 static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int64_t now_ms,
                                  part_delta_t *d)
 {
-    topic_t *topic = part_topic_by_id(reg, r->topic_id);
+    topic_t *topic = part_topic_by_id(reg, r->topic_id.b);
     log_config_t lc;
 
     if (!topic || !part_delta_replica_here(reg, r) || part_get(topic, r->partition_id) ||
@@ -138,6 +139,8 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
     d->pending++;
     memcpy(m->topic_id, topic->id, 16);
     m->partition = r->partition_id;
+    m->leader_epoch = r->leader_epoch < 0 ? 0 : r->leader_epoch;
+    m->n.leader_epoch = m->leader_epoch;
     m->job.work = part_make_work;
     m->job.done = part_make_done;
     topic->creating[r->partition_id] = 1;
@@ -214,12 +217,12 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
         case META_REC_TOPIC: part_delta_topic(reg, &r->u.topic, img); break;
         case META_REC_PARTITION:
             if (!grown) {
-                grown = r->u.part.topic_id;
+                grown = r->u.part.topic_id.b;
                 first = r->u.part.partition_id;
             }
             part_delta_partition(reg, &r->u.part, now_ms, d);
             break;
-        case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic_id, now_ms); break;
+        case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic.topic_id.b, now_ms); break;
         case META_REC_CONFIG: part_delta_config(reg, &r->u.config, img); break;
         default: break;
         }

@@ -1,4 +1,4 @@
-/* 0600-net-out: the broker's own outbound connection (net/net_out.h), as
+/* 0015-net-out: the broker's own outbound connection (net/net_out.h), as
  * the follower fetchers and the Raft quorum will use it, against a real
  * broker: ApiVersions v3, then 100 Metadata requests pipelined, at v4
  * (request header v1, response header v0) and v12 (flexible: request
@@ -120,7 +120,7 @@ int main(void)
     proto_api_versions_req_t av;
     buf_t b;
 
-    tl_init("0600-net-out");
+    tl_init("0015-net-out");
     const char *bs = tl_bootstrap();
     const char *colon = strrchr(bs, ':');
     TL_ASSERT(colon && colon - bs < (long)sizeof(host), "bootstrap %s", bs);
