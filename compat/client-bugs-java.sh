@@ -21,32 +21,21 @@
 #     producer's initTransactions() fails within 5 s with a
 #     TransactionalIdAuthorizationException (tests/integration/0602-txn-
 #     refused shows Kafka answering the same to an id it refuses).
-# Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be had).
+# Exit 0 pass, 1 fail, 77 skip (no Java to be had).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/lib/deps.sh
-. "$ROOT/scripts/lib/deps.sh"
+# java_cp (Kafka's jars and the compat/java classes, compiled with javac
+# into .cache/java-compat), fail, skip.
+# shellcheck source=lib/client.sh
+. "$ROOT/compat/lib/client.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || { echo "SKIP: STRAND_BOOTSTRAP is not set"; exit 77; }
-if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-    deps_install maven default-jdk-headless >&2 ||
-        { echo "SKIP: Java and Maven are not installed and cannot be"; exit 77; }
-fi
-BUILD=${STRAND_BUILDDIR:-${STRAND_TEST_DIR:-/tmp}}/compat-java
+[ -n "$BS" ] || skip "STRAND_BOOTSTRAP is not set"
 WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/client-bugs.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$WORK"' EXIT
 ID=$$-$RANDOM
 TC=compat-bugs-compact-$ID TD=compat-bugs-plain-$ID
-
-if ! mvn -B -q -Dstyle.color=never -f "$ROOT/compat/java/pom.xml" -Dcompat.target="$BUILD" \
-        package dependency:build-classpath -Dmdep.outputFile="$BUILD/classpath.txt" \
-        > "$WORK/mvn.log" 2>&1; then
-    tail -n 40 "$WORK/mvn.log" >&2
-    fail "maven build of compat/java failed"
-fi
-CP=$BUILD/classes:$(cat "$BUILD/classpath.txt")
+CP=$(java_cp) || exit $?
 run() # run NAME CLASS ARGS...: output in $WORK/NAME.out, status in RC
 {
     local name=$1 class=$2
