@@ -6,6 +6,8 @@
 
 #include "api/api_admin.h"
 #include "api/api_group.h"
+#include "api/api_tools.h"
+#include "util/cstr.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -32,6 +34,7 @@ static const struct {
     {api_core_entries, sizeof(api_core_entries) / sizeof(api_core_entries[0])},
     {api_admin_entries, API_ADMIN_NENTRIES},
     {api_group_entries, API_GROUP_NENTRIES},
+    {api_tools_entries, API_TOOLS_NENTRIES},
 };
 
 static api_entry_t api_all[128];
@@ -101,7 +104,7 @@ char *api_cstr(api_req_t *req, proto_str_t s)
 {
     if (s.len < 0)
         return NULL;
-    return arena_strndup(req->arena, s.p, (size_t)s.len);
+    return cstr_arena_dup(req->arena, s.p, (size_t)s.len);
 }
 
 void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)

@@ -85,7 +85,8 @@ void api_reply_frame(buf_t *out);
  * does for an unparsable request), after logging why. */
 void api_close(api_req_t *req, const char *why);
 
-/* Copies a protocol string into the arena as a C string. */
+/* Copies a protocol string into the arena as a C string, a NUL byte
+ * written as C0 80 (util/cstr.h) so that none is lost; NULL for null. */
 char *api_cstr(api_req_t *req, proto_str_t s);
 
 /* Per-connection state kept by the api layer. */

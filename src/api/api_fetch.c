@@ -33,6 +33,10 @@ typedef struct api_fetch_s {
     int32_t session_epoch; /* the session's epoch after this request */
     int incremental;       /* answer only partitions with news */
     int answered;
+    /* While part_fetch runs in api_fetch: set when it answers at once.
+     * The answer may free the request's arena, and f with it, so the
+     * caller learns it here, on its own stack. */
+    int *answered_now;
 } api_fetch_t;
 
 static fsess_t *api_fetch_session(api_fetch_t *f)
@@ -151,6 +155,8 @@ static void api_fetch_done(part_fetch_t *pf)
         }
     }
     f->answered = 1;
+    if (f->answered_now)
+        *f->answered_now = 1;
     api_conn_t *ac = f->req->conn->udata;
     if (ac && ac->pending == f)
         ac->pending = NULL;
@@ -347,9 +353,12 @@ void api_fetch(api_req_t *req)
         API_REPLY(req, fetch, &resp);
         return;
     }
+    int answered = 0;
+    f->answered_now = &answered;
     api_fetch_start(f);
-    if (f->answered)
-        return;
+    if (answered)
+        return; /* f may be gone with the arena */
+    f->answered_now = NULL;
     api_conn_t *ac = req->conn->udata;
     ac->pending = f;
     ac->cancel = api_fetch_cancel;

@@ -22,10 +22,10 @@ static void api_describe_members(api_req_t *req, grp_t *g,
         proto_describe_groups_resp_described_group_member_t *dm = &dg->members.v[i];
         const grp_protocol_t *p = stable ? grp_member_protocol(m, g->protocol_name) : NULL;
         proto_describe_groups_resp_described_group_member_init(dm);
-        dm->member_id = api_group_str(m->id);
-        dm->group_instance_id = api_group_str(m->instance_id);
-        dm->client_id = api_group_str(m->client_id);
-        dm->client_host = api_group_str(m->client_host);
+        dm->member_id = api_group_str(req, m->id);
+        dm->group_instance_id = api_group_str(req, m->instance_id);
+        dm->client_id = api_group_str(req, m->client_id);
+        dm->client_host = api_group_str(req, m->client_host);
         /* Metadata and assignment only describe a stable generation. */
         dm->member_metadata.p = p ? p->meta : (const uint8_t *)"";
         dm->member_metadata.len = p ? p->meta_len : 0;
@@ -54,10 +54,10 @@ static void api_describe_one(api_req_t *req, grp_coord_t *c, bool ops, proto_str
         dg->group_state = PROTO_STR("Dead");
         return;
     }
-    dg->group_state = api_group_str(grp_state_name(g->state));
-    dg->protocol_type = api_group_str(g->protocol_type ? g->protocol_type : "");
+    dg->group_state = api_group_str(req, grp_state_name(g->state));
+    dg->protocol_type = api_group_str(req, g->protocol_type ? g->protocol_type : "");
     if (g->state == GRP_STABLE && g->protocol_name)
-        dg->protocol_data = api_group_str(g->protocol_name);
+        dg->protocol_data = api_group_str(req, g->protocol_name);
     api_describe_members(req, g, dg);
 }
 
@@ -135,9 +135,9 @@ void api_list_groups(api_req_t *req)
             continue;
         proto_list_groups_resp_listed_group_t *lg = &resp.groups.v[resp.groups.n++];
         proto_list_groups_resp_listed_group_init(lg);
-        lg->group_id = api_group_str(g->id);
-        lg->protocol_type = api_group_str(g->protocol_type ? g->protocol_type : "");
-        lg->group_state = api_group_str(state);
+        lg->group_id = api_group_str(req, g->id);
+        lg->protocol_type = api_group_str(req, g->protocol_type ? g->protocol_type : "");
+        lg->group_state = api_group_str(req, state);
         lg->group_type = PROTO_STR("classic");
     }
     API_REPLY(req, list_groups, &resp);

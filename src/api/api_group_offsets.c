@@ -164,7 +164,7 @@ static void api_of_fill(api_of_part_t *p, int32_t partition, const grp_offset_t 
     p->partition = partition;
     p->offset = o ? o->offset : -1;
     p->epoch = o ? o->leader_epoch : -1;
-    p->metadata = api_group_str(o ? o->metadata : "");
+    p->metadata = o ? (proto_str_t){o->metadata, o->metadata_len} : PROTO_STR("");
     p->error = KERR_NONE;
 }
 
@@ -190,7 +190,7 @@ static int32_t api_of_all(api_req_t *req, const grp_t *g, api_of_result_t **out)
     *out = arena_calloc(req->arena, n + 1, sizeof(**out));
     for (size_t i = 0; i < n; i++) {
         if (!i || strcmp(all[i]->topic, all[i - 1]->topic)) {
-            (*out)[nt].name = api_group_str(all[i]->topic);
+            (*out)[nt].name = api_group_str(req, all[i]->topic);
             (*out)[nt].v = arena_calloc(req->arena, n - i + 1, sizeof(api_of_part_t));
             nt++;
         }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "api/api_produce_err.h"
 #include "api/api_util.h"
 #include "partition/part_append.h"
 
@@ -17,14 +18,21 @@ typedef struct api_produce_s {
     int held;      /* net_conn_hold until the answer */
     int cancelled; /* the connection closed: no answer */
     int done;
+    /* While part_append runs in api_produce: set when it completes at
+     * once. The answer may free the request's arena, and ap with it, so
+     * nothing of ap is read after it (here, or in the caller). */
+    int *done_now;
 } api_produce_t;
 
-/* v8+: which record was rejected and why (the batch index of the record
- * inside the batch). */
-static void api_produce_record_error(api_req_t *req,
-                                     proto_produce_resp_partition_produce_response_t *pr,
-                                     const log_batch_vinfo_t *info)
+/* v8+: which records were rejected and why (Kafka lists the batch index
+ * of every record the per-record checks rejected: api_produce_err.c; for
+ * other errors the one index validation gave). */
+static void api_produce_record_error(api_req_t *req, const part_append_ent_t *ent,
+                                     proto_produce_resp_partition_produce_response_t *pr)
 {
+    const log_batch_vinfo_t *info = &ent->info;
+    if (api_produce_record_errors(req, ent, pr))
+        return;
     if (info->error_message) {
         pr->error_message.p = info->error_message;
         pr->error_message.len = (int32_t)strlen(info->error_message);
@@ -47,16 +55,18 @@ static void api_produce_fill(api_produce_t *ap, const part_append_ent_t *ent,
     pr->log_append_time_ms = ent->log_append_time;
     pr->log_start_offset = ent->log_start_offset;
     if (ent->err && ent->err == ent->verr)
-        api_produce_record_error(ap->req, pr, &ent->info);
+        api_produce_record_error(ap->req, ent, pr);
 }
 
 static void api_produce_done(part_append_t *op)
 {
     api_produce_t *ap = (api_produce_t *)op;
     net_conn_t *conn = ap->req->conn;
-    int failed = 0;
+    int failed = 0, held = ap->held;
 
     ap->done = 1;
+    if (ap->done_now)
+        *ap->done_now = 1;
     if (ap->cancelled)
         goto out;
     api_conn_t *ac = conn->udata;
@@ -76,7 +86,7 @@ static void api_produce_done(part_append_t *op)
         net_conn_done(conn);
     }
 out:
-    if (ap->held)
+    if (held)
         net_conn_release(conn);
 }
 
@@ -153,9 +163,12 @@ void api_produce(api_req_t *req)
     ap->op.now_ms = req->now_ms;
     ap->op.timeout_ms = r.timeout_ms;
     ap->op.done = api_produce_done;
+    int done = 0;
+    ap->done_now = &done;
     part_append(&ap->op);
-    if (ap->done)
-        return;
+    if (done)
+        return; /* ap may be gone with the arena */
+    ap->done_now = NULL;
     api_conn_t *ac = req->conn->udata;
     net_conn_hold(req->conn); /* until the answer, even if it closes */
     ap->held = 1;
