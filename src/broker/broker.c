@@ -470,9 +470,13 @@ int broker_run(broker_t *b)
     net_loop_run(b->node.loop);
     b->node.stopping = 1;
     broker_shutdown(b);
+    /* From here on the layers do their work in the call: what the jobs
+     * still out complete (commits, partition logs) must not queue more
+     * behind a pool that is going away. */
+    b->node.reg->stopping = 1;
+    ctl_attach(b->node.ctl, b->node.loop, NULL);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
-    ctl_attach(b->node.ctl, b->node.loop, NULL);
     part_attach(b->node.reg, b->node.loop, NULL);
     part_append_shutdown(b->node.reg); /* writes still queued and the last flush round */
     api_group_shutdown(&b->node);
