@@ -9,6 +9,21 @@
 #define LO_MAX_TIMESTAMP -3
 #define LO_EARLIEST_LOCAL -4
 #define LO_LATEST_TIERED -5
+#define LO_EARLIEST_PENDING_UPLOAD -6
+
+/* Each special timestamp is known from the version that brought it (max
+ * timestamp v7, earliest local v8, latest tiered v9, earliest pending
+ * upload v11); before that, and for any other negative timestamp, Kafka
+ * answers UNSUPPORTED_VERSION, before it looks at the partition. */
+static int16_t api_lo_ts_check(int16_t ver, int64_t ts)
+{
+    static const int16_t since[] = {7, 8, 9, 11}; /* for -3, -4, -5, -6 */
+    if (ts >= LO_EARLIEST)
+        return KERR_NONE;
+    if (ts < LO_EARLIEST_PENDING_UPLOAD || ver < since[LO_MAX_TIMESTAMP - ts])
+        return KERR_UNSUPPORTED_VERSION;
+    return KERR_NONE;
+}
 
 static void api_lo_part(api_req_t *req, part_t *part, int8_t isolation,
                         proto_list_offsets_req_list_offsets_partition_t *rp,
@@ -33,6 +48,7 @@ static void api_lo_part(api_req_t *req, part_t *part, int8_t isolation,
         pr->offset = log_start_offset(part->log);
         break;
     case LO_LATEST_TIERED:
+    case LO_EARLIEST_PENDING_UPLOAD:
         /* Nothing is tiered: Kafka answers -1 then. */
         pr->offset = -1;
         pr->leader_epoch = -1;
@@ -50,12 +66,7 @@ static void api_lo_part(api_req_t *req, part_t *part, int8_t isolation,
             pr->error_code = err;
         }
         break;
-    default:
-        if (rp->timestamp < 0) {
-            pr->offset = -1;
-            pr->leader_epoch = -1;
-            break;
-        }
+    default: /* a timestamp >= 0 (api_lo_ts_check refused the others) */
         err = log_offset_for_timestamp(part->log, rp->timestamp, &ts);
         if (err == 0 && ts.offset < part_hwm(part)) {
             pr->offset = ts.offset;
@@ -99,7 +110,12 @@ void api_list_offsets(api_req_t *req)
             proto_list_offsets_resp_list_offsets_partition_response_init(pr);
             pr->partition_index = rp->partition_index;
             /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
-            pr->error_code = api_part_online_by_name(req, rt->name, rp->partition_index, &part);
+            pr->error_code = api_lo_ts_check(req->hdr.api_version, rp->timestamp);
+            if (!pr->error_code)
+                pr->error_code =
+                    api_part_online_by_name(req, rt->name, rp->partition_index, &part);
+            else
+                part = NULL;
             if (part)
                 api_lo_part(req, part, r.isolation_level, rp, pr);
         }

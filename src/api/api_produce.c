@@ -161,7 +161,8 @@ static int16_t api_produce_target(api_produce_t *ap, api_produce_ent_t *ent, par
                                   uint8_t **batch, size_t *blen)
 {
     int rewritten = 0;
-    int16_t err = api_part_online_by_name(ap->req, ent->topic, ent->pd->index, part);
+    topic_t *topic = part_topic_by_id(ap->req->b->reg, ent->topic_id);
+    int16_t err = api_part_online(topic, ent->pd->index, part);
     if (err)
         return err;
     if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(ent->hdr.attributes))
@@ -249,7 +250,7 @@ int api_produce_place(api_produce_t *ap, api_produce_ent_t *ent)
 
 void api_produce_commit(api_produce_t *ap, api_produce_ent_t *ent)
 {
-    topic_t *topic = part_topic_get(ap->req->b->reg, ent->topic.p, (size_t)ent->topic.len);
+    topic_t *topic = part_topic_by_id(ap->req->b->reg, ent->topic_id);
     part_t *part = topic && ent->pd->index < topic->nparts ? topic->parts[ent->pd->index] : NULL;
     log_append_result_t res;
 
@@ -367,6 +368,24 @@ static void api_produce_job_done(net_job_t *job)
     api_produce_validated(ap, API_PRODUCE_POOL_BYTES);
 }
 
+/* The topic of a request's entry: by name, or by id from v13, where the
+ * answer names it by id too and an unknown id is UNKNOWN_TOPIC_ID for
+ * each of its partitions (as Kafka resolves ids before anything else). */
+static topic_t *api_produce_topic(api_req_t *req, proto_produce_req_topic_produce_data_t *td,
+                                  proto_produce_resp_topic_produce_response_t *tr)
+{
+    if (req->hdr.api_version < 13) {
+        tr->name = td->name;
+        return td->name.len >= 0 ? part_topic_get(req->b->reg, td->name.p, (size_t)td->name.len)
+                                 : NULL;
+    }
+    tr->topic_id = td->topic_id;
+    topic_t *topic = part_topic_by_id(req->b->reg, td->topic_id.b);
+    if (topic) /* for the checks by name (internal topics) */
+        td->name = (proto_str_t){topic->name, (int32_t)topic->name_len};
+    return topic;
+}
+
 /* Step 1 for every partition of the request; returns the record bytes
  * that go on to validation. */
 static size_t api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
@@ -386,10 +405,7 @@ static size_t api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
         proto_produce_req_topic_produce_data_t *td = &r->topic_data.v[i];
         proto_produce_resp_topic_produce_response_t *tr = &resp->responses.v[i];
         proto_produce_resp_topic_produce_response_init(tr);
-        topic_t *topic = td->name.len >= 0
-                             ? part_topic_get(req->b->reg, td->name.p, (size_t)td->name.len)
-                             : NULL;
-        tr->name = td->name;
+        topic_t *topic = api_produce_topic(req, td, tr);
         tr->partition_responses.n = td->partition_data.n < 0 ? 0 : td->partition_data.n;
         tr->partition_responses.v = arena_calloc(req->arena, (size_t)tr->partition_responses.n + 1,
                                                  sizeof(*tr->partition_responses.v));
@@ -401,7 +417,10 @@ static size_t api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
             buf_init(&ent->rebuilt);
             proto_produce_resp_partition_produce_response_init(ent->pr);
             ent->pr->index = ent->pd->index;
-            ent->err = api_produce_check(ap, topic, ent);
+            if (topic)
+                memcpy(ent->topic_id, topic->id, 16);
+            ent->err = !topic && req->hdr.api_version >= 13 ? KERR_UNKNOWN_TOPIC_ID
+                                                            : api_produce_check(ap, topic, ent);
             if (!ent->err)
                 bytes += (size_t)ent->pd->records.len;
         }

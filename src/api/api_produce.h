@@ -18,6 +18,7 @@ typedef struct api_produce_flushed_s {
 /* One partition's batch through the steps. */
 typedef struct api_produce_ent_s {
     proto_str_t topic;
+    uint8_t topic_id[16]; /* the topic found at step 1 (all zero: none) */
     proto_produce_req_partition_produce_data_t *pd;
     proto_produce_resp_partition_produce_response_t *pr;
     log_batch_limits_t lim;
