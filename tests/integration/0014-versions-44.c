@@ -6,7 +6,8 @@
  *   (offsets 0.. of the batch, read back by Fetch v12 by name), the answer
  *   carries the id, an unknown id gets UNKNOWN_TOPIC_ID (100) and a
  *   partition past the end UNKNOWN_TOPIC_OR_PARTITION (3), both with -1
- *   offsets; Produce v12 by name appends after them.
+ *   offsets; Produce v12 by name appends after them; a v13 request of
+ *   40 KB (checked and written on the worker threads) too.
  * - Fetch v18 (a consumer's request with the new HighWatermark tag) reads
  *   the batches back byte for byte, by topic id; an unknown id gets
  *   UNKNOWN_TOPIC_ID.
@@ -41,19 +42,24 @@ static arena_t arena;
 static char *topic;
 static uint8_t topic_id[16];
 
-/* One uncompressed batch of n records "<tag> i". */
-static void make_batch(buf_t *out, const char *tag, int n)
+#define BIG_VALUE 5000
+
+/* One uncompressed batch of n records "<tag> i", padded to pad bytes. */
+static void make_batch(buf_t *out, const char *tag, int n, int pad)
 {
     log_record_t recs[8];
-    char vals[8][32];
+    static char vals[8][BIG_VALUE];
     log_batch_build_t opt;
-    TL_ASSERT(n <= 8, "batch of %d", n);
+    TL_ASSERT(n <= 8 && pad <= BIG_VALUE, "batch of %d", n);
     memset(recs, 0, sizeof(recs));
     for (int i = 0; i < n; i++) {
+        int len = snprintf(vals[i], sizeof(vals[i]), "%s %d", tag, i);
+        for (; len < pad; len++)
+            vals[i][len] = (char)('a' + (len * 7 + i) % 26);
         recs[i].timestamp = 1700000000000LL + i;
         recs[i].key_len = -1;
         recs[i].value = (const uint8_t *)vals[i];
-        recs[i].value_len = snprintf(vals[i], sizeof(vals[i]), "%s %d", tag, i);
+        recs[i].value_len = len;
     }
     log_batch_build_init(&opt);
     buf_init(out);
@@ -128,8 +134,8 @@ static void produces(int fd, buf_t *b1, buf_t *b2)
 
 /* ---- Fetch v18 ---- */
 
-static proto_fetch_resp_partition_data_t *fetch(int fd, int16_t ver, const uint8_t *id,
-                                                proto_fetch_resp_t *resp)
+static proto_fetch_resp_partition_data_t *fetch_at(int fd, int16_t ver, const uint8_t *id,
+                                                   int64_t offset, proto_fetch_resp_t *resp)
 {
     proto_fetch_req_t r;
     proto_fetch_req_fetch_topic_t t;
@@ -144,7 +150,7 @@ static proto_fetch_resp_partition_data_t *fetch(int fd, int16_t ver, const uint8
     if (id)
         memcpy(t.topic_id.b, id, 16);
     p.partition = 0;
-    p.fetch_offset = 0;
+    p.fetch_offset = offset;
     p.partition_max_bytes = 1 << 20;
     p.high_watermark = 2; /* a replica's view; a consumer's is ignored */
     t.partitions.n = 1;
@@ -158,6 +164,12 @@ static proto_fetch_resp_partition_data_t *fetch(int fd, int16_t ver, const uint8
     if (ver >= 13)
         TL_ASSERT(!memcmp(resp->responses.v[0].topic_id.b, id, 16), "Fetch v%d: topic id", ver);
     return &resp->responses.v[0].partitions.v[0];
+}
+
+static proto_fetch_resp_partition_data_t *fetch(int fd, int16_t ver, const uint8_t *id,
+                                                proto_fetch_resp_t *resp)
+{
+    return fetch_at(fd, ver, id, 0, resp);
 }
 
 static void fetches(int fd, const buf_t *b1, const buf_t *b2)
@@ -260,6 +272,29 @@ static void list_offsets(int fd)
               "v11 by timestamp: %" PRId64, pr->offset);
 }
 
+/* A v13 request large enough for the worker threads (32 KB of records
+ * and more are checked and written off the event loop), read back. */
+static void produce_big(int fd)
+{
+    proto_produce_resp_t resp;
+    proto_fetch_resp_t fresp;
+    proto_list_offsets_resp_t lresp;
+    buf_t big;
+    make_batch(&big, "big", 8, BIG_VALUE);
+    TL_ASSERT(big.len > 32 * 1024, "%zu bytes", big.len);
+    proto_produce_resp_partition_produce_response_t *pr = produce(fd, 13, topic_id, 0, &big, &resp);
+    TL_ASSERT(pr->error_code == 0 && pr->base_offset == 5, "Produce v13 of %zu bytes: error %d "
+              "offset %" PRId64, big.len, pr->error_code, pr->base_offset);
+    proto_fetch_resp_partition_data_t *pd = fetch_at(fd, 18, topic_id, 5, &fresp);
+    TL_ASSERT(pd->error_code == 0 && pd->high_watermark == 13 && pd->records.len >= 0 &&
+                  (size_t)pd->records.len == big.len &&
+                  !memcmp(pd->records.p + 16, big.p + 16, big.len - 16),
+              "Fetch v18 of the large batch: error %d hw %" PRId64 ", %d bytes", pd->error_code,
+              pd->high_watermark, pd->records.len);
+    TL_ASSERT_EQ(list_offset(fd, 11, topic, -1, &lresp)->offset, 13);
+    buf_free(&big);
+}
+
 /* ---- DescribeLogDirs v5 ---- */
 
 static void describe_log_dirs(int fd, size_t bytes)
@@ -348,12 +383,13 @@ int main(void)
     TL_ASSERT(md.topics.n == 1 && md.topics.v[0].error_code == 0, "Metadata of %s", topic);
     memcpy(topic_id, md.topics.v[0].topic_id.b, 16);
 
-    make_batch(&b1, "by id", 3);
-    make_batch(&b2, "by name", 2);
+    make_batch(&b1, "by id", 3, 0);
+    make_batch(&b2, "by name", 2, 0);
     produces(fd, &b1, &b2);
     fetches(fd, &b1, &b2);
     list_offsets(fd);
     describe_log_dirs(fd, b1.len + b2.len);
+    produce_big(fd);
     init_producer_id_v6();
     tl_log("Produce v13, Fetch v18, ListOffsets v11, DescribeLogDirs v5 answered as Kafka 4.4");
 
