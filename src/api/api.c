@@ -81,9 +81,14 @@ void api_reply_begin(api_req_t *req, buf_t *out)
                              req->hdr.correlation_id);
 }
 
-void api_reply_end(api_req_t *req, buf_t *out)
+void api_reply_frame(buf_t *out)
 {
     buf_set_i32(out, 0, (int32_t)(buf_total(out) - 4));
+}
+
+void api_reply_end(api_req_t *req, buf_t *out)
+{
+    api_reply_frame(out);
     net_conn_reply(req->conn, out);
 }
 

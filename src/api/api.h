@@ -52,6 +52,16 @@ void api_reply_end(api_req_t *req, buf_t *out);
         api_reply_end((req), &api_out_);                                                           \
     } while (0)
 
+/* The same, encoded into *out (framed, ready for net_conn_reply) for an
+ * answer that is sent later. */
+void api_reply_frame(buf_t *out);
+#define API_ENCODE(req, api, resp, out)                                                            \
+    do {                                                                                           \
+        api_reply_begin((req), (out));                                                             \
+        proto_##api##_resp_encode((resp), (req)->hdr.api_version, (out));                          \
+        api_reply_frame(out);                                                                      \
+    } while (0)
+
 /* Closes the connection of a request that cannot be answered (as Kafka
  * does for an unparsable request), after logging why. */
 void api_close(api_req_t *req, const char *why);

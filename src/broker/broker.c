@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "api/api_flush.h"
 #include "api/api_fsess.h"
 #include "api/api_group.h"
-#include "api/api_produce.h"
 #include "log/log_batch.h"
 #include "net/net_pool.h"
+#include "partition/part_append.h"
+#include "partition/part_flush.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -219,6 +219,7 @@ static void broker_job_retention(net_loop_t *loop, void *data)
     int n = log_mgr_retention(b->logs, net_now_wall_ms());
     if (n > 0)
         lg_info("retention deleted %d segments", n);
+    part_flush_rolled(b->reg);
     broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
 }
 
@@ -231,30 +232,13 @@ static void broker_job_checkpoint(net_loop_t *loop, void *data)
     broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
 }
 
-typedef struct broker_flush_ctx_s {
-    int64_t now;
-    int failed;
-} broker_flush_ctx_t;
-
-static void broker_flush_one(log_t *log, void *opaque)
-{
-    broker_flush_ctx_t *ctx = opaque;
-    const log_config_t *cfg = log_config(log);
-    if (log_unflushed_messages(log) > 0 && ctx->now - log_last_flush_ms(log) >= cfg->flush_ms &&
-        log_flush(log, ctx->now) < 0)
-        ctx->failed = 1;
-}
-
 /* flush.ms: checked once a second (or at the configured interval if it
  * is shorter), as Kafka's log flusher does at log.flush.scheduler.interval.ms. */
 static void broker_job_flush(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
-    broker_flush_ctx_t ctx = {net_now_wall_ms(), 0};
     (void)loop;
-    log_mgr_foreach(b->logs, broker_flush_one, &ctx);
-    if (ctx.failed)
-        lg_error("periodic flush failed: %s", strerror(errno));
+    part_flush_due(b->reg, net_now_wall_ms());
     int64_t every = b->cfg.log_flush_interval_ms < 1000 ? b->cfg.log_flush_interval_ms : 1000;
     broker_every(b, every, broker_job_flush);
 }
@@ -343,6 +327,7 @@ static int broker_open_logs(broker_t *b)
     b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
     if (!b->reg)
         return -1;
+    part_attach(b->reg, b->loop, b->pool);
     b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
     broker_pid_load(b);
     return 0;
@@ -462,10 +447,8 @@ int broker_run(broker_t *b)
     broker_shutdown(b);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
-    api_wq_free(b); /* writes still queued are done here */
+    part_append_shutdown(b->reg); /* writes still queued and the last flush round */
     api_group_shutdown(b);
-    api_flush_run(b);
-    api_flush_free(b);
     part_reg_free(b->reg);
     fsess_cache_free(b->fsess);
     if (log_mgr_close(b->logs, -1) < 0) {

@@ -19,10 +19,8 @@ typedef struct broker_s {
     log_mgr_t *logs;
     part_reg_t *reg;
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
-    struct api_flush_s *flush;   /* group commit state (api_flush.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
-    struct net_pool_s *pool;     /* produce work off the loop, or NULL (one CPU) */
-    struct api_wq_s *wq;         /* the produce write queue (api_produce.h) */
+    struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */

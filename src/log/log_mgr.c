@@ -634,7 +634,6 @@ int log_mgr_retention(log_mgr_t *mgr, int64_t now_ms)
         if (r > 0)
             n += r;
         log_expire_producers(log, now_ms);
-        log_flush_rolled(log); /* a failure takes that log offline */
     }
     return n;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "net/net_pool.h"
 #include "partition/part_int.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -55,20 +56,68 @@ void part_topic_unlink(part_reg_t *reg, topic_t *topic)
 void part_topic_free(topic_t *topic)
 {
     for (int32_t i = 0; i < topic->nparts; i++)
-        free(topic->parts[i]);
+        part_free(topic->parts[i]);
     free(topic->parts);
     free(topic->name);
     free(topic);
 }
 
-part_t *part_new(topic_t *topic, int32_t index, log_t *log)
+part_t *part_new(topic_t *topic, int32_t index, log_t *log, int32_t node_id)
 {
     part_t *part = xcalloc(1, sizeof(*part));
     part->topic = topic;
     part->index = index;
     part->log = log;
+    part->node_id = node_id;
+    part->leader = node_id;
+    part->nreplicas = part->nisr = 1;
+    part->replicas = xcalloc(1, sizeof(*part->replicas));
+    part->replicas[0].node_id = node_id;
+    part->replicas[0].log_end_offset = log_end_offset(log);
+    part->isr = xcalloc(1, sizeof(*part->isr));
+    part->isr[0] = node_id;
+    part->flush_hold = part->flush_hold_next = INT64_MAX;
     part->watchers.next = part->watchers.prev = &part->watchers;
     return part;
+}
+
+void part_free(part_t *part)
+{
+    if (!part)
+        return;
+    free(part->replicas);
+    free(part->isr);
+    free(part);
+}
+
+static part_replica_t *part_replica(part_t *part, int32_t node_id)
+{
+    for (int32_t i = 0; i < part->nreplicas; i++)
+        if (part->replicas[i].node_id == node_id)
+            return &part->replicas[i];
+    return NULL;
+}
+
+int part_update_hwm(part_t *part)
+{
+    int64_t leo = log_end_offset(part->log), hwm = leo;
+    part_replica_t *self = part_replica(part, part->node_id);
+
+    if (self)
+        self->log_end_offset = leo;
+    for (int32_t i = 0; i < part->nisr; i++) {
+        const part_replica_t *r = part_replica(part, part->isr[i]);
+        if (r && r->log_end_offset < hwm)
+            hwm = r->log_end_offset;
+    }
+    if (hwm > part->flush_hold)
+        hwm = part->flush_hold;
+    if (hwm > part->flush_hold_next)
+        hwm = part->flush_hold_next;
+    if (hwm <= log_high_watermark(part->log))
+        return 0;
+    log_set_high_watermark(part->log, hwm);
+    return 1;
 }
 
 void part_topic_grow(topic_t *topic, int32_t nparts)
@@ -86,8 +135,7 @@ void part_take_leadership(part_t *part)
 {
     int32_t epoch = log_latest_epoch(part->log) + 1;
     part->leader_epoch = epoch;
-    /* The only replica: everything in the log is committed. */
-    log_set_high_watermark(part->log, log_end_offset(part->log));
+    part_update_hwm(part);
     if (log_epoch_assign(part->log, epoch, log_end_offset(part->log)) < 0)
         lg_warn("%s-%d: cannot write leader-epoch-checkpoint: %s", part->topic->name,
                 part->index, strerror(errno));
@@ -197,7 +245,7 @@ static void part_reg_load(part_reg_t *reg, int64_t now_ms)
                                               : NULL;
             if (!log)
                 continue;
-            topic->parts[i] = part_new(topic, i, log);
+            topic->parts[i] = part_new(topic, i, log, reg->node_id);
             part_take_leadership(topic->parts[i]);
         }
         lg_info("loaded topic %s with %d partitions", topic->name, topic->nparts);
@@ -249,6 +297,12 @@ part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t 
     return reg;
 }
 
+void part_attach(part_reg_t *reg, net_loop_t *loop, net_pool_t *pool)
+{
+    reg->loop = loop;
+    reg->pool = pool;
+}
+
 void part_reg_free(part_reg_t *reg)
 {
     size_t pos = 0;
@@ -262,6 +316,16 @@ void part_reg_free(part_reg_t *reg)
     smap_free(&reg->by_norm);
     meta_log_free(reg->meta);
     free(reg);
+}
+
+void part_topic_apply_cfg(topic_t *topic, const topic_cfg_t *cfg)
+{
+    log_config_t lc;
+    topic->cfg = *cfg;
+    cfg_topic_log_config(&topic->cfg, &lc);
+    for (int32_t i = 0; i < topic->nparts; i++)
+        if (topic->parts[i])
+            log_set_config(topic->parts[i]->log, &lc);
 }
 
 /* ---- lookups ---- */

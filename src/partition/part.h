@@ -31,12 +31,33 @@ struct part_watch_s {
 
 typedef struct topic_s topic_t;
 
+/* What the leader knows of one replica of its partition. */
+typedef struct part_replica_s {
+    int32_t node_id;
+    int64_t log_end_offset;    /* as last reported (this node's: its log's) */
+    int64_t last_caught_up_ms; /* when it last had the leader's log end */
+} part_replica_t;
+
 typedef struct part_s {
     topic_t *topic;
     int32_t index;
     log_t *log;
     int32_t leader_epoch;
-    part_watch_t watchers; /* list head */
+    int32_t partition_epoch;
+    int32_t node_id;           /* this node */
+    int32_t leader;            /* the leader's node id, -1 when none */
+    part_replica_t *replicas;  /* owned; this node's among them */
+    int32_t nreplicas;
+    int32_t *isr;              /* owned: node ids of the in-sync replicas */
+    int32_t nisr;
+    /* Batches whose append asked for a flush (flush.messages) become
+     * visible only once flushed, as in Kafka, whose append flushes before
+     * the high watermark moves: the high watermark stays below the oldest
+     * such batch of the round out (flush_hold) and of the next one
+     * (flush_hold_next); INT64_MAX when none waits. */
+    int64_t flush_hold;
+    int64_t flush_hold_next;
+    part_watch_t watchers;     /* list head: delayed operations (part_delay.h) */
 } part_t;
 
 struct topic_s {
@@ -58,6 +79,14 @@ typedef struct part_reg_s {
     int32_t num_partitions; /* num.partitions, for auto-creation */
     int32_t node_id;        /* the replica and leader of every partition */
     meta_log_t *meta;       /* __cluster_metadata-0 and its image */
+    /* The data plane's machinery (part_attach): the loop everything runs
+     * on, worker threads for validation, writes and fsyncs (NULL: all on
+     * the loop), the write queue and the flush rounds. */
+    struct net_loop_s *loop;
+    struct net_pool_s *pool;
+    struct part_wq_s *wq;
+    struct part_flush_s *flush;
+    int stopping;           /* shutting down: no more work on the pool */
 } part_reg_t;
 
 typedef struct part_reg_config_s {
@@ -82,6 +111,9 @@ part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int6
  * when the metadata log cannot be read (kept for the broker's current
  * call, which does not check for NULL). */
 part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions);
+/* Gives the registry its loop and pool (NULL: none, everything runs on
+ * the loop). Before the first append. */
+void part_attach(part_reg_t *reg, struct net_loop_s *loop, struct net_pool_s *pool);
 /* Frees topics and partitions; the logs belong to the log manager. */
 void part_reg_free(part_reg_t *reg);
 
@@ -158,6 +190,10 @@ int part_meta_offline(const part_reg_t *reg);
     "The metadata log is offline after a disk failure: topics and configs cannot change until "  \
     "the broker is restarted."
 
+/* Makes cfg the topic's config, on its live logs too (retention, roll
+ * and flush use it from their next run). */
+void part_topic_apply_cfg(topic_t *topic, const topic_cfg_t *cfg);
+
 /* The topic's dynamic configs (owned by the image; valid until the next
  * change), or NULL when it has none. */
 const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic);
@@ -182,19 +218,27 @@ static inline int part_offline(const part_t *part)
     return !part || log_offline(part->log);
 }
 
-/* One replica: everything appended is committed. */
+/* The high watermark: what every in-sync replica has. The log keeps it,
+ * for retention, DeleteRecords and replication-offset-checkpoint. */
 static inline int64_t part_hwm(const part_t *part)
 {
-    return log_end_offset(part->log);
+    return log_high_watermark(part->log);
 }
 
-/* After an append: the high watermark follows the log end at once (the
- * leader is the whole ISR); the log keeps it for retention, DeleteRecords
- * and replication-offset-checkpoint. */
-static inline void part_appended(part_t *part)
+static inline int part_is_leader(const part_t *part)
 {
-    log_set_high_watermark(part->log, log_end_offset(part->log));
+    return part->leader == part->node_id;
 }
+
+static inline int32_t part_isr_size(const part_t *part)
+{
+    return part->nisr;
+}
+
+/* After the log end moved: the high watermark becomes the smallest log
+ * end of the in-sync replicas (this node's is its log's). It never moves
+ * back. Returns 1 if it moved. */
+int part_update_hwm(part_t *part);
 
 /* compression.type for a produced, validated batch: when the topic names
  * a codec other than the batch's, the batch is rebuilt with that codec

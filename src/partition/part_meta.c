@@ -275,7 +275,8 @@ static void part_adopt(part_reg_t *reg, topic_t *topic, int32_t from, int32_t to
 {
     part_topic_grow(topic, to);
     for (int32_t i = from; i < to; i++) {
-        topic->parts[i] = part_new(topic, i, log_mgr_get(reg->logs, topic->name, i));
+        topic->parts[i] =
+            part_new(topic, i, log_mgr_get(reg->logs, topic->name, i), reg->node_id);
         part_take_leadership(topic->parts[i]);
     }
 }
@@ -510,12 +511,9 @@ static int16_t part_cfgset_check(part_reg_t *reg, const part_cfgset_t *s, const 
 
 static void part_topic_reconfigure(part_reg_t *reg, topic_t *topic)
 {
-    log_config_t lc;
-    cfg_topic_build(&topic->cfg, &reg->defaults, part_topic_dynamic(reg, topic));
-    cfg_topic_log_config(&topic->cfg, &lc);
-    for (int32_t i = 0; i < topic->nparts; i++)
-        if (topic->parts[i])
-            log_set_config(topic->parts[i]->log, &lc);
+    topic_cfg_t cfg;
+    cfg_topic_build(&cfg, &reg->defaults, part_topic_dynamic(reg, topic));
+    part_topic_apply_cfg(topic, &cfg);
 }
 
 int16_t part_topic_alter_configs(part_reg_t *reg, topic_t *topic, const part_kv_t *kv, int nkv,

@@ -1,4 +1,4 @@
-/* The write queue: copies produced batches into the page cache on the
+/* The write queue: copies appended batches into the page cache on the
  * pool while the loop goes on. Validated requests wait here in arrival
  * order. The loop places the batches of the waiting requests (offsets,
  * producer state, rolls: log_append_place) and hands their writes to the
@@ -11,70 +11,71 @@
  * writes stops there and goes on once they are committed. */
 #include <stdlib.h>
 
-#include "api/api_produce.h"
+#include "partition/part_append.h"
+#include "partition/part_int.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
 /* A job stops taking requests past this many bytes, so that answers are
  * not held back behind one very large job. */
-#define API_WQ_JOB_BYTES ((size_t)16 << 20)
+#define PART_WQ_JOB_BYTES ((size_t)16 << 20)
 
-typedef struct api_wq_op_s {
-    api_produce_t *ap;
-    api_produce_ent_t *ent;
-} api_wq_op_t;
+typedef struct part_wq_op_s {
+    part_append_t *op;
+    part_append_ent_t *ent;
+} part_wq_op_t;
 
-typedef struct api_wq_job_s {
+typedef struct part_wq_job_s {
     net_job_t job; /* first */
-    broker_t *b;
-    struct api_wq_job_s *next; /* jobs out, in building order */
+    part_reg_t *reg;
+    struct part_wq_job_s *next; /* jobs out, in building order */
     int written;               /* back from the pool */
-    api_wq_op_t *ops; /* writes, in placing order */
+    part_wq_op_t *ops; /* writes, in placing order */
     int nops, capops;
-    api_produce_t **reqs; /* requests complete once these writes are in */
+    part_append_t **reqs; /* requests complete once these writes are in */
     int nreqs, capreqs;
-} api_wq_job_t;
+} part_wq_job_t;
 
-typedef struct api_wq_s {
-    api_produce_t *head, *tail; /* waiting to be placed */
-    api_wq_job_t *out, *out_tail; /* jobs built and not yet committed */
+typedef struct part_wq_s {
+    part_append_t *head, *tail; /* waiting to be placed */
+    part_wq_job_t *out, *out_tail; /* jobs built and not yet committed */
     int nout;
-} api_wq_t;
+} part_wq_t;
 
-static api_wq_t *api_wq_state(broker_t *b)
+static part_wq_t *part_wq_state(part_reg_t *reg)
 {
-    if (!b->wq)
-        b->wq = xcalloc(1, sizeof(api_wq_t));
-    return b->wq;
+    if (!reg->wq)
+        reg->wq = xcalloc(1, sizeof(part_wq_t));
+    return reg->wq;
 }
 
-static void api_wq_push_op(api_wq_job_t *job, api_produce_t *ap, api_produce_ent_t *ent)
+static void part_wq_push_op(part_wq_job_t *job, part_append_t *op, part_append_ent_t *ent)
 {
     if (job->nops == job->capops) {
         job->capops = job->capops ? job->capops * 2 : 16;
         job->ops = xrealloc(job->ops, (size_t)job->capops * sizeof(*job->ops));
     }
-    job->ops[job->nops].ap = ap;
+    job->ops[job->nops].op = op;
     job->ops[job->nops++].ent = ent;
 }
 
-static void api_wq_push_req(api_wq_job_t *job, api_produce_t *ap)
+static void part_wq_push_req(part_wq_job_t *job, part_append_t *op)
 {
     if (job->nreqs == job->capreqs) {
         job->capreqs = job->capreqs ? job->capreqs * 2 : 16;
         job->reqs = xrealloc(job->reqs, (size_t)job->capreqs * sizeof(*job->reqs));
     }
-    job->reqs[job->nreqs++] = ap;
+    job->reqs[job->nreqs++] = op;
 }
 
-/* Places the batches of ap from where it stopped; 0 when they all are,
+/* Places the batches of op from where it stopped; 0 when they all are,
  * -1 when one must wait for this job's writes. */
-static int api_wq_place_req(api_wq_job_t *job, api_produce_t *ap, size_t *bytes, int nout)
+static int part_wq_place_req(part_wq_job_t *job, part_append_t *op, size_t *bytes, int nout)
 {
-    while (ap->nplaced < ap->nents) {
-        api_produce_ent_t *ent = &ap->ents[ap->nplaced];
-        if (api_produce_place(ap, ent) == LOG_APPEND_AGAIN) {
+    while (op->nplaced < op->nents) {
+        part_append_ent_t *ent = &op->ents[op->nplaced];
+        if (part_append_place(op, ent) == LOG_APPEND_AGAIN) {
             if (job->nops || nout)
                 return -1;
             /* Pending writes with no job out: cannot happen (every job
@@ -83,35 +84,35 @@ static int api_wq_place_req(api_wq_job_t *job, api_produce_t *ap, size_t *bytes,
             ent->err = KERR_KAFKA_STORAGE_ERROR;
         }
         if (ent->wr.fd >= 0) {
-            api_wq_push_op(job, ap, ent);
+            part_wq_push_op(job, op, ent);
             *bytes += ent->wr.len;
         }
-        ap->nplaced++;
+        op->nplaced++;
     }
     return 0;
 }
 
-static api_wq_job_t *api_wq_build(broker_t *b, api_wq_t *wq)
+static part_wq_job_t *part_wq_build(part_reg_t *reg, part_wq_t *wq)
 {
-    api_wq_job_t *job = xcalloc(1, sizeof(*job));
+    part_wq_job_t *job = xcalloc(1, sizeof(*job));
     size_t bytes = 0;
 
-    job->b = b;
-    while (wq->head && bytes < API_WQ_JOB_BYTES) {
-        api_produce_t *ap = wq->head;
-        if (api_wq_place_req(job, ap, &bytes, wq->nout) < 0)
+    job->reg = reg;
+    while (wq->head && bytes < PART_WQ_JOB_BYTES) {
+        part_append_t *op = wq->head;
+        if (part_wq_place_req(job, op, &bytes, wq->nout) < 0)
             break;
-        wq->head = ap->wq_next;
+        wq->head = op->wq_next;
         if (!wq->head)
             wq->tail = NULL;
-        api_wq_push_req(job, ap);
+        part_wq_push_req(job, op);
     }
     return job;
 }
 
-static void api_wq_work(net_job_t *j)
+static void part_wq_work(net_job_t *j)
 {
-    api_wq_job_t *job = (api_wq_job_t *)j;
+    part_wq_job_t *job = (part_wq_job_t *)j;
     for (int i = 0; i < job->nops; i++)
         log_write_run(&job->ops[i].ent->wr);
 }
@@ -119,12 +120,12 @@ static void api_wq_work(net_job_t *j)
 /* Commits every write of the job, then answers the requests it
  * completed (an answer ends its request: nothing of it is touched
  * after). */
-static void api_wq_finish(api_wq_job_t *job)
+static void part_wq_finish(part_wq_job_t *job)
 {
     for (int i = 0; i < job->nops; i++)
-        api_produce_commit(job->ops[i].ap, job->ops[i].ent);
+        part_append_commit(job->ops[i].op, job->ops[i].ent);
     for (int i = 0; i < job->nreqs; i++)
-        api_produce_answer(job->reqs[i]);
+        part_append_settle(job->reqs[i]);
     free(job->ops);
     free(job->reqs);
     free(job);
@@ -132,82 +133,82 @@ static void api_wq_finish(api_wq_job_t *job)
 
 /* Commits the jobs that are back, oldest first, up to the first that is
  * still out. */
-static void api_wq_commit_ready(api_wq_t *wq)
+static void part_wq_commit_ready(part_wq_t *wq)
 {
     while (wq->out && wq->out->written) {
-        api_wq_job_t *job = wq->out;
+        part_wq_job_t *job = wq->out;
         wq->out = job->next;
         if (!wq->out)
             wq->out_tail = NULL;
         wq->nout--;
-        api_wq_finish(job);
+        part_wq_finish(job);
     }
 }
 
-static void api_wq_kick(broker_t *b);
+static void part_wq_kick(part_reg_t *reg);
 
-static void api_wq_done(net_job_t *j)
+static void part_wq_done(net_job_t *j)
 {
-    api_wq_job_t *job = (api_wq_job_t *)j;
-    broker_t *b = job->b;
+    part_wq_job_t *job = (part_wq_job_t *)j;
+    part_reg_t *reg = job->reg;
     job->written = 1;
-    api_wq_commit_ready(b->wq);
-    api_wq_kick(b);
+    part_wq_commit_ready(reg->wq);
+    part_wq_kick(reg);
 }
 
 /* Sends jobs out while workers are free. Without a pool (one CPU, or
  * shutting down) the writes run here, job after job. */
-static void api_wq_kick(broker_t *b)
+static void part_wq_kick(part_reg_t *reg)
 {
-    api_wq_t *wq = api_wq_state(b);
-    int max_out = b->pool && !b->stopping ? net_pool_threads(b->pool) : 1;
+    part_wq_t *wq = part_wq_state(reg);
+    int max_out = reg->pool && !reg->stopping ? net_pool_threads(reg->pool) : 1;
     while (wq->head && wq->nout < max_out) {
-        api_wq_job_t *job = api_wq_build(b, wq);
+        part_wq_job_t *job = part_wq_build(reg, wq);
         if (!job->nops && !job->nreqs) {
             free(job); /* the head waits for the writes out */
             return;
         }
-        job->job.work = api_wq_work;
-        job->job.done = api_wq_done;
+        job->job.work = part_wq_work;
+        job->job.done = part_wq_done;
         if (wq->out_tail)
             wq->out_tail->next = job;
         else
             wq->out = job;
         wq->out_tail = job;
         wq->nout++;
-        if (b->pool && !b->stopping) {
-            net_pool_submit_first(b->pool, &job->job);
+        if (reg->pool && !reg->stopping) {
+            net_pool_submit_first(reg->pool, &job->job);
             continue;
         }
-        api_wq_work(&job->job);
+        part_wq_work(&job->job);
         job->written = 1;
-        api_wq_commit_ready(wq);
+        part_wq_commit_ready(wq);
     }
 }
 
-void api_wq_add(broker_t *b, api_produce_t *ap)
+void part_wq_add(part_reg_t *reg, part_append_t *op)
 {
-    api_wq_t *wq = api_wq_state(b);
-    ap->wq_next = NULL;
+    part_wq_t *wq = part_wq_state(reg);
+    op->wq_next = NULL;
     if (wq->tail)
-        wq->tail->wq_next = ap;
+        wq->tail->wq_next = op;
     else
-        wq->head = ap;
-    wq->tail = ap;
-    api_wq_kick(b);
+        wq->head = op;
+    wq->tail = op;
+    part_wq_kick(reg);
 }
 
-int api_wq_idle(broker_t *b)
+int part_wq_idle(part_reg_t *reg)
 {
-    api_wq_t *wq = b->wq;
+    part_wq_t *wq = reg->wq;
     return !wq || (!wq->nout && !wq->head);
 }
 
-void api_wq_free(broker_t *b)
+void part_wq_free(part_reg_t *reg)
 {
-    if (!b->wq)
+    if (!reg->wq)
         return;
-    api_wq_kick(b); /* what is left is written here */
-    free(b->wq);
-    b->wq = NULL;
+    part_wq_kick(reg); /* what is left is written here */
+    free(reg->wq);
+    reg->wq = NULL;
 }
