@@ -16,7 +16,6 @@ typedef struct api_produce_s {
     proto_produce_resp_partition_produce_response_t **prs; /* per entry */
     int held;      /* net_conn_hold until the answer */
     int cancelled; /* the connection closed: no answer */
-    int done;
 } api_produce_t;
 
 /* v8+: which record was rejected and why (the batch index of the record
@@ -50,13 +49,14 @@ static void api_produce_fill(api_produce_t *ap, const part_append_ent_t *ent,
         api_produce_record_error(ap->req, pr, &ent->info);
 }
 
+/* The answer ends the request and may free its memory, ap included:
+ * nothing of ap is read after it. */
 static void api_produce_done(part_append_t *op)
 {
     api_produce_t *ap = (api_produce_t *)op;
     net_conn_t *conn = ap->req->conn;
-    int failed = 0;
+    int failed = 0, held = ap->held;
 
-    ap->done = 1;
     if (ap->cancelled)
         goto out;
     api_conn_t *ac = conn->udata;
@@ -76,7 +76,7 @@ static void api_produce_done(part_append_t *op)
         net_conn_done(conn);
     }
 out:
-    if (ap->held)
+    if (held)
         net_conn_release(conn);
 }
 
@@ -159,13 +159,12 @@ void api_produce(api_req_t *req)
     ap->op.now_ms = req->now_ms;
     ap->op.timeout_ms = r.timeout_ms;
     ap->op.done = api_produce_done;
-    part_append(&ap->op);
-    if (ap->done)
-        return;
+    /* Parked before it starts, as done may run within the call. */
     api_conn_t *ac = req->conn->udata;
     net_conn_hold(req->conn); /* until the answer, even if it closes */
     ap->held = 1;
     ac->pending = ap;
     ac->cancel = api_produce_cancel;
     ac->finish = api_produce_finish;
+    part_append(&ap->op);
 }

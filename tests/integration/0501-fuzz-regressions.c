@@ -16,6 +16,9 @@
  *       one arena block: a few dozen partitions), and could park a freed
  *       fetch on the connection. Caught by the sanitizer build.
  *
+ *   produce_many_partitions_answered_at_once   fixed (api/api_produce.c):
+ *       the same for a Produce answered within the call.
+ *
  * Also fixed, each on an own broker (FUZZ_KNOWN=<case> runs just one;
  * against Kafka they are skipped, as they need a fresh broker each):
  *
@@ -238,6 +241,38 @@ static void fetch_many_partitions_answered_at_once(void)
     check_alive("fetch_many_partitions_answered_at_once");
 }
 
+/* A batch for each of 200 topics that do not exist: answered at once,
+ * UNKNOWN_TOPIC_OR_PARTITION for each, twice. */
+static void produce_many_partitions_answered_at_once(void)
+{
+    enum { NTOPICS = 200 };
+    static char names[NTOPICS][32];
+    proto_produce_req_t r;
+    proto_produce_req_topic_produce_data_t t[NTOPICS];
+    proto_produce_req_partition_produce_data_t p[NTOPICS];
+    proto_produce_req_init(&r);
+    r.acks = 1;
+    r.timeout_ms = 5000;
+    for (int i = 0; i < NTOPICS; i++) {
+        proto_produce_req_topic_produce_data_init(&t[i]);
+        proto_produce_req_partition_produce_data_init(&p[i]);
+        t[i].name.len = snprintf(names[i], sizeof(names[i]), "no-such-topic-0501-%d", i);
+        t[i].name.p = names[i];
+        t[i].partition_data.n = 1;
+        t[i].partition_data.v = &p[i];
+    }
+    r.topic_data.n = NTOPICS;
+    r.topic_data.v = t;
+    for (int k = 0; k < 2; k++) {
+        const proto_produce_resp_t *resp = call(0, 9, &r);
+        TL_ASSERT(resp && resp->responses.n == NTOPICS &&
+                      resp->responses.v[NTOPICS - 1].partition_responses.n == 1 &&
+                      resp->responses.v[NTOPICS - 1].partition_responses.v[0].error_code == 3,
+                  "Produce to a partition of each of %d missing topics", NTOPICS);
+    }
+    check_alive("produce_many_partitions_answered_at_once");
+}
+
 /* ---- reported, not fixed here (FUZZ_KNOWN) ---- */
 
 static void delete_topic(const char *name)
@@ -324,6 +359,7 @@ int main(void)
     lz4_corrupt_frame_then_valid_batch();
     api_versions_negative_version();
     fetch_many_partitions_answered_at_once();
+    produce_many_partitions_answered_at_once();
     if (!tl_is_kafka()) {
         for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
             if (strcmp(which, "all") && strcmp(which, known[i].name))
