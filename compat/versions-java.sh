@@ -10,7 +10,8 @@
 #                               cannot)
 #   KafkaConsumer of the        OffsetCommit v10 and OffsetFetch v10 (topics
 #     KIP-848 protocol          by id): positions committed after a read,
-#     (assign(), Compat.java)   read back by a new consumer
+#     (assign(),                read back by a new consumer
+#     compat/versions/Commit.java)
 #   kafka-consumer-groups       DescribeGroups v6 (offsets, then GROUP_ID_
 #     --describe / --delete     NOT_FOUND once deleted), DeleteGroups v3
 #   kafka-log-dirs --describe   DescribeLogDirs v5 (the topic's partitions)
@@ -141,9 +142,9 @@ echo "kafka-console-consumer: the $N lines back (Fetch v18)"
 # The KIP-848 consumer commits by topic id; with assign() it needs no
 # consumer group heartbeats (which we do not serve).
 mkdir -p "$WORK/classes"
-javac -nowarn -d "$WORK/classes" -cp "$CP" "$ROOT/compat/java/src/main/java/strand/compat/Compat.java" \
-    > "$WORK/javac.out" 2>&1 || { cat "$WORK/javac.out" >&2; fail "javac Compat.java"; }
-"${JVM[@]}" -cp "$WORK/classes:$CP" strand.compat.Compat commit "$BS" "$TOPIC" "$G-848" \
+javac -nowarn -d "$WORK/classes" -cp "$CP" "$ROOT/compat/versions/Commit.java" \
+    > "$WORK/javac.out" 2>&1 || { cat "$WORK/javac.out" >&2; fail "javac compat/versions/Commit.java"; }
+"${JVM[@]}" -cp "$WORK/classes:$CP" strand.compat.versions.Commit "$BS" "$TOPIC" "$G-848" \
     > "$WORK/commit.out" 2> "$WORK/commit.log"
 RC=$?
 expect commit 0 "^0	[0-9]+	p0	[0-9]+\$" "^1	[0-9]+	p1	[0-9]+\$"
