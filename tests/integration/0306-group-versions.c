@@ -51,8 +51,28 @@ static char *cstr(proto_str_t s)
 
 /* ---- the APIs ---- */
 
+/* On a fresh broker the first FindCoordinator creates __consumer_offsets
+ * and answers COORDINATOR_NOT_AVAILABLE (15) until it exists, in Kafka
+ * too: wait for it before the versions are checked. */
+static void wait_coordinator(int fd)
+{
+    proto_find_coordinator_req_t r;
+    proto_find_coordinator_resp_t resp;
+    double until = tl_now() + 30;
+    proto_find_coordinator_req_init(&r);
+    r.key = S(groups[0]);
+    for (;;) {
+        CALL(fd, find_coordinator, 10, 0, &r, &resp);
+        if (resp.error_code != 15 || tl_now() > until)
+            break;
+        usleep(200 * 1000);
+    }
+    TL_ASSERT(resp.error_code == 0, "FindCoordinator: error %d after 30 s", resp.error_code);
+}
+
 static void find_coordinators(int fd, int port)
 {
+    wait_coordinator(fd);
     for (int16_t v = 0; v <= 6; v++) {
         proto_find_coordinator_req_t r;
         proto_find_coordinator_resp_t resp;
