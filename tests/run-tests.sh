@@ -156,11 +156,16 @@ run_unit()
 
 start_strand()
 {
-    local port=$1 t=0
+    local port=$1 t=0 cport
+    cport=$(free_port) || { echo "broker: no free port for the controller"; return 1; }
     cat > "$BROKER_DIR/server.properties" <<EOF
-# written by tests/run-tests.sh
+# written by tests/run-tests.sh (single-node KRaft; strand does not open
+# the controller listener, it is only named)
+process.roles=broker,controller
 node.id=1
-listeners=PLAINTEXT://127.0.0.1:$port
+controller.quorum.voters=1@127.0.0.1:$cport
+controller.listener.names=CONTROLLER
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
 log.dirs=$BROKER_DIR/data
 num.partitions=4

@@ -218,6 +218,51 @@ static void broker_job_flush(net_loop_t *loop, void *data)
     broker_every(b, every, broker_job_flush);
 }
 
+/* Files of deleted topics and segments (retention's too) go when
+ * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
+ * next retention check; they are removed on a worker (a large topic is
+ * thousands of files). One purge is out at a time. */
+typedef struct broker_purge_s {
+    net_job_t job; /* first */
+    broker_t *b;
+    log_mgr_purge_t pg;
+} broker_purge_t;
+
+static void broker_purge_work(net_job_t *job)
+{
+    log_mgr_purge_run(&((broker_purge_t *)job)->pg);
+}
+
+static void broker_purge_done(net_job_t *job)
+{
+    broker_purge_t *p = (broker_purge_t *)job;
+    log_mgr_purge_back(p->b->logs, &p->pg);
+    p->b->purging = 0;
+    free(p);
+}
+
+static void broker_purge(broker_t *b)
+{
+    if (b->purging)
+        return;
+    broker_purge_t *p = xcalloc(1, sizeof(*p));
+    p->b = b;
+    log_mgr_purge_take(b->logs, net_now_wall_ms(), &p->pg);
+    if (!p->pg.n) {
+        free(p);
+        return;
+    }
+    p->job.work = broker_purge_work;
+    p->job.done = broker_purge_done;
+    b->purging = 1;
+    if (b->pool && !b->stopping) {
+        net_pool_submit(b->pool, &p->job);
+        return;
+    }
+    broker_purge_work(&p->job);
+    broker_purge_done(&p->job);
+}
+
 static void broker_job_idle(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
@@ -234,10 +279,7 @@ static void broker_job_idle(net_loop_t *loop, void *data)
      * that idle clients really cost little. */
     if (trimmed >= 16)
         malloc_trim(0);
-    /* Files of deleted topics and segments (retention's too) go when
-     * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
-     * next retention check. */
-    log_mgr_purge(b->logs, net_now_wall_ms());
+    broker_purge(b);
     broker_every(b, 1000, broker_job_idle);
 }
 

@@ -31,6 +31,7 @@ typedef struct broker_s {
     char hostname[256];   /* for listeners without a host */
     int64_t start_mono_ms;
     int stopping;
+    int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
 
 } broker_t;

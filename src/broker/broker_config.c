@@ -1,113 +1,186 @@
-#include "broker/broker_config.h"
+/* The broker's configuration: server.properties read as Kafka 4.4 reads
+ * it. Every key Kafka defines is checked against the one key table
+ * (cluster/cfg_broker_table.c) with Kafka's messages, the keys Strand acts
+ * on land in broker_config_t, listeners are read by broker_config_listen.c
+ * and the rules between keys are checked by broker_config_rules.c, so that
+ * a file Kafka accepts starts Strand and one Kafka refuses is refused for
+ * the same reason. */
+#include "broker/broker_config_int.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cfg_broker.h"
+#include "cluster/cfg_topic.h"
+#include "cluster/cfg_val.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
-enum bcfg_type { BT_BOOL, BT_I32, BT_I64, BT_STR };
+/* Where each key Strand acts on lands in broker_config_t: the C type of
+ * the field (Kafka's type, default and check come from the one table).
+ * Keys with synonyms or structure (log.dirs, listeners, retention and roll
+ * units, roles) are handled in code below. */
+enum bcfg_kind { BF_BOOL, BF_I32, BF_I64, BF_STR };
 
-typedef struct bcfg_key_s {
+typedef struct bcfg_field_s {
     const char *key;
-    enum bcfg_type type;
+    enum bcfg_kind kind;
     size_t off;
-    const char *dflt;
-} bcfg_key_t;
+} bcfg_field_t;
 
-#define K(name, type, field, dflt) {name, type, offsetof(broker_config_t, field), dflt}
+#define F(name, kind, field) {name, kind, offsetof(broker_config_t, field)}
 
-/* Keys with a single field; the ones with synonyms or structure
- * (log.dirs, listeners, retention and roll units, roles) are handled in
- * code below. Defaults are Kafka 4.x's. */
-static const bcfg_key_t bcfg_keys[] = {
-    K("node.id", BT_I32, node_id, "1"),
-    K("num.partitions", BT_I32, num_partitions, "1"),
-    K("num.io.threads", BT_I32, num_io_threads, "8"),
-    K("default.replication.factor", BT_I32, default_replication_factor, "1"),
-    K("auto.create.topics.enable", BT_BOOL, auto_create_topics_enable, "true"),
-    K("delete.topic.enable", BT_BOOL, delete_topic_enable, "true"),
-    K("socket.request.max.bytes", BT_I32, socket_request_max_bytes, "104857600"),
-    K("socket.send.buffer.bytes", BT_I32, socket_send_buffer_bytes, "102400"),
-    K("socket.receive.buffer.bytes", BT_I32, socket_receive_buffer_bytes, "102400"),
-    K("connections.max.idle.ms", BT_I64, connections_max_idle_ms, "600000"),
-    K("max.connections", BT_I32, max_connections, "2147483647"),
-    K("message.max.bytes", BT_I32, message_max_bytes, "1048588"),
-    K("log.segment.bytes", BT_I64, log_segment_bytes, "1073741824"),
-    K("log.retention.bytes", BT_I64, log_retention_bytes, "-1"),
-    K("log.retention.check.interval.ms", BT_I64, log_retention_check_interval_ms, "300000"),
-    K("log.index.interval.bytes", BT_I32, log_index_interval_bytes, "4096"),
-    K("log.index.size.max.bytes", BT_I32, log_index_size_max_bytes, "10485760"),
-    K("log.flush.interval.messages", BT_I64, log_flush_interval_messages, "9223372036854775807"),
-    K("log.flush.scheduler.interval.ms", BT_I64, log_flush_scheduler_interval_ms,
-      "9223372036854775807"),
-    K("log.flush.offset.checkpoint.interval.ms", BT_I64,
-      log_flush_offset_checkpoint_interval_ms, "60000"),
-    K("log.segment.delete.delay.ms", BT_I64, log_segment_delete_delay_ms, "60000"),
-    K("log.message.timestamp.before.max.ms", BT_I64, log_message_timestamp_before_max_ms,
-      "9223372036854775807"),
-    K("log.message.timestamp.after.max.ms", BT_I64, log_message_timestamp_after_max_ms,
-      "3600000"),
-    K("min.insync.replicas", BT_I32, min_insync_replicas, "1"),
-    K("compression.type", BT_STR, compression_type, "producer"),
-    K("log.cleanup.policy", BT_STR, log_cleanup_policy, "delete"),
-    K("producer.id.expiration.ms", BT_I32, producer_id_expiration_ms, "86400000"),
-    K("transactional.id.expiration.ms", BT_I32, transactional_id_expiration_ms, "604800000"),
-    K("group.initial.rebalance.delay.ms", BT_I64, group_initial_rebalance_delay_ms, "3000"),
-    K("offsets.topic.num.partitions", BT_I32, offsets_topic_num_partitions, "50"),
-    K("max.incremental.fetch.session.cache.slots", BT_I32,
-      max_incremental_fetch_session_cache_slots, "1000"),
-    K("controller.listener.names", BT_STR, controller_listener_names, ""),
-    K("inter.broker.listener.name", BT_STR, inter_broker_listener_name, "PLAINTEXT"),
+static const bcfg_field_t bcfg_fields[] = {
+    F("node.id", BF_I32, node_id),
+    F("num.partitions", BF_I32, num_partitions),
+    F("num.io.threads", BF_I32, num_io_threads),
+    F("default.replication.factor", BF_I32, default_replication_factor),
+    F("auto.create.topics.enable", BF_BOOL, auto_create_topics_enable),
+    F("delete.topic.enable", BF_BOOL, delete_topic_enable),
+    F("socket.request.max.bytes", BF_I32, socket_request_max_bytes),
+    F("socket.send.buffer.bytes", BF_I32, socket_send_buffer_bytes),
+    F("socket.receive.buffer.bytes", BF_I32, socket_receive_buffer_bytes),
+    F("connections.max.idle.ms", BF_I64, connections_max_idle_ms),
+    F("max.connections", BF_I32, max_connections),
+    F("message.max.bytes", BF_I32, message_max_bytes),
+    F("log.segment.bytes", BF_I64, log_segment_bytes),
+    F("log.retention.bytes", BF_I64, log_retention_bytes),
+    F("log.retention.check.interval.ms", BF_I64, log_retention_check_interval_ms),
+    F("log.index.interval.bytes", BF_I32, log_index_interval_bytes),
+    F("log.index.size.max.bytes", BF_I32, log_index_size_max_bytes),
+    F("log.flush.interval.messages", BF_I64, log_flush_interval_messages),
+    F("log.flush.scheduler.interval.ms", BF_I64, log_flush_scheduler_interval_ms),
+    F("log.flush.offset.checkpoint.interval.ms", BF_I64, log_flush_offset_checkpoint_interval_ms),
+    F("log.segment.delete.delay.ms", BF_I64, log_segment_delete_delay_ms),
+    F("log.message.timestamp.before.max.ms", BF_I64, log_message_timestamp_before_max_ms),
+    F("log.message.timestamp.after.max.ms", BF_I64, log_message_timestamp_after_max_ms),
+    F("min.insync.replicas", BF_I32, min_insync_replicas),
+    F("compression.type", BF_STR, compression_type),
+    F("log.cleanup.policy", BF_STR, log_cleanup_policy),
+    F("producer.id.expiration.ms", BF_I32, producer_id_expiration_ms),
+    F("transactional.id.expiration.ms", BF_I32, transactional_id_expiration_ms),
+    F("group.initial.rebalance.delay.ms", BF_I64, group_initial_rebalance_delay_ms),
+    F("offsets.topic.num.partitions", BF_I32, offsets_topic_num_partitions),
+    F("max.incremental.fetch.session.cache.slots", BF_I32,
+      max_incremental_fetch_session_cache_slots),
+    F("controller.listener.names", BF_STR, controller_listener_names),
+    F("inter.broker.listener.name", BF_STR, inter_broker_listener_name),
 };
 
-static int bcfg_parse_i64(const char *s, int64_t *out)
+#define BCFG_NFIELDS (sizeof(bcfg_fields) / sizeof(bcfg_fields[0]))
+
+int bcfg_check(const char *key, const char *val)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    while (*end && isspace((unsigned char)*end))
-        end++;
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
+    const cfg_broker_key_t *k = cfg_broker_find(key);
+    char err[512];
+
+    if (!k || cfg_broker_check(k, val, err, sizeof(err)) == 0)
+        return 0;
+    return bcfg_refuse("%s", err);
+}
+
+int bcfg_refuse(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    lg_error("config: %s", msg);
+    return -1;
+}
+
+typedef struct bcfg_find_s {
+    const char *name;
+    size_t len;
+} bcfg_find_t;
+
+static int bcfg_find_item(const char *item, size_t len, void *arg)
+{
+    const bcfg_find_t *f = arg;
+    return len == f->len && !strncasecmp(item, f->name, len);
+}
+
+bool bcfg_list_has(const char *list, const char *name, size_t len)
+{
+    bcfg_find_t f = {name, len};
+    return list && cfg_val_items(list, bcfg_find_item, &f) == 1;
+}
+
+/* Every key of the file that Kafka defines, checked as Kafka checks it at
+ * start-up (also those Strand does not act on), after the keys Kafka
+ * cannot start without. */
+static int bcfg_check_present(broker_config_t *cfg)
+{
+    int n;
+    const cfg_broker_key_t *t = cfg_broker_keys(&n);
+
+    for (int i = 0; i < n; i++)
+        if ((t[i].flags & CFG_REQ) && !cfg_props_peek(&cfg->props, t[i].name))
+            return bcfg_refuse("Missing required configuration \"%s\" which has no default "
+                               "value.", t[i].name);
+    for (int i = 0; i < cfg->props.n; i++)
+        if (bcfg_check(cfg->props.v[i].key, cfg->props.v[i].value) < 0)
+            return -1;
     return 0;
 }
 
-static int bcfg_set(broker_config_t *cfg, const bcfg_key_t *k, const char *val)
+static int bcfg_parse_i64(const char *s, int64_t *out)
 {
-    void *field = (char *)cfg + k->off;
-    int64_t v;
+    char t[64];
+    return cfg_val_long(cfg_val_trim(s, t, sizeof(t)), out);
+}
 
-    switch (k->type) {
-    case BT_BOOL:
-        if (!strcasecmp(val, "true"))
-            *(bool *)field = true;
-        else if (!strcasecmp(val, "false"))
-            *(bool *)field = false;
-        else
-            return -1;
-        return 0;
-    case BT_I32:
-        if (bcfg_parse_i64(val, &v) < 0 || v < INT32_MIN || v > INT32_MAX)
-            return -1;
+/* Stores a checked value in its field. */
+static void bcfg_store(broker_config_t *cfg, const bcfg_field_t *f, const char *val)
+{
+    void *field = (char *)cfg + f->off;
+    char t[1024];
+    int64_t v = 0;
+    bool b = false;
+
+    cfg_val_trim(val, t, sizeof(t));
+    switch (f->kind) {
+    case BF_BOOL:
+        cfg_val_bool(t, &b);
+        *(bool *)field = b;
+        break;
+    case BF_I32:
+        cfg_val_long(t, &v);
         *(int32_t *)field = (int32_t)v;
-        return 0;
-    case BT_I64:
-        if (bcfg_parse_i64(val, &v) < 0)
-            return -1;
+        break;
+    case BF_I64:
+        cfg_val_long(t, &v);
         *(int64_t *)field = v;
-        return 0;
-    case BT_STR:
+        break;
+    case BF_STR:
         free(*(char **)field);
-        *(char **)field = xstrdup(val);
-        return 0;
+        *(char **)field = xstrdup(t);
+        break;
     }
-    return -1;
+}
+
+/* Every field: the file's value (checked already), or Kafka's default;
+ * a field whose key is not set and has a null default stays 0 / NULL. */
+static int bcfg_load_fields(broker_config_t *cfg)
+{
+    for (size_t i = 0; i < BCFG_NFIELDS; i++) {
+        const bcfg_field_t *f = &bcfg_fields[i];
+        const cfg_broker_key_t *k = cfg_broker_find(f->key);
+        const char *v = props_get(&cfg->props, f->key);
+        if (!v)
+            v = k ? k->dflt : NULL;
+        if (v)
+            bcfg_store(cfg, f, v);
+    }
+    return 0;
 }
 
 /* Reads the first of several synonym keys that is set, scaled to ms. */
@@ -120,10 +193,8 @@ static int bcfg_ms_synonyms(broker_config_t *cfg, const char *const *keys, const
         int64_t v;
         if (!s)
             continue;
-        if (bcfg_parse_i64(s, &v) < 0) {
-            lg_error("config: %s: not a number: '%s'", keys[i], s);
+        if (bcfg_parse_i64(s, &v) < 0) /* checked already */
             return -1;
-        }
         *out = v < 0 ? -1 : v * scale[i];
         return 0;
     }
@@ -140,28 +211,6 @@ static char *bcfg_trim(char *s)
     return s;
 }
 
-/* Returns the protocol mapped to listener name in "NAME:PROTO,..." or the
- * name itself when it is one of Kafka's protocol names. */
-static char *bcfg_map_protocol(const char *name, const char *map)
-{
-    if (map) {
-        char *copy = xstrdup(map), *save = NULL;
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            char *colon = strchr(tok, ':');
-            if (!colon)
-                continue;
-            *colon = '\0';
-            if (!strcasecmp(bcfg_trim(tok), name)) {
-                char *proto = xstrdup(bcfg_trim(colon + 1));
-                free(copy);
-                return proto;
-            }
-        }
-        free(copy);
-    }
-    return xstrdup(name);
-}
-
 void broker_config_free_listeners(bcfg_listener_t *l, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -172,96 +221,40 @@ void broker_config_free_listeners(bcfg_listener_t *l, int n)
     free(l);
 }
 
-static int bcfg_parse_one_listener(char *tok, const char *protocol_map, bcfg_listener_t *l)
+static int bcfg_role_item(const char *item, size_t len, void *arg)
 {
-    char *sep = strstr(tok, "://");
-    if (!sep)
-        return -1;
-    *sep = '\0';
-    char *hostport = sep + 3;
-    char *colon = strrchr(hostport, ':');
-    if (!colon)
-        return -1;
-    *colon = '\0';
-    int64_t port;
-    if (bcfg_parse_i64(colon + 1, &port) < 0 || port < 0 || port > 65535)
-        return -1;
-    char *host = hostport;
-    if (host[0] == '[') { /* [::1] */
-        host++;
-        char *rb = strchr(host, ']');
-        if (rb)
-            *rb = '\0';
-    }
-    l->name = xstrdup(bcfg_trim(tok));
-    l->host = xstrdup(host);
-    l->port = (int)port;
-    l->protocol = bcfg_map_protocol(l->name, protocol_map);
+    broker_config_t *cfg = arg;
+
+    if (len == 6 && !memcmp(item, "broker", 6))
+        cfg->role_broker = true;
+    else
+        cfg->role_controller = true; /* the only other value the check lets through */
     return 0;
 }
 
-int broker_config_parse_listeners(const char *spec, const char *protocol_map,
-                                  bcfg_listener_t **out)
+/* process.roles (present and checked: required, one of broker and
+ * controller, not empty). */
+static void bcfg_load_roles(broker_config_t *cfg)
 {
-    char *copy = xstrdup(spec), *save = NULL;
-    bcfg_listener_t *arr = NULL;
-    int n = 0;
-
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        tok = bcfg_trim(tok);
-        if (!*tok)
-            continue;
-        arr = xrealloc(arr, (size_t)(n + 1) * sizeof(*arr));
-        memset(&arr[n], 0, sizeof(arr[n]));
-        if (bcfg_parse_one_listener(tok, protocol_map, &arr[n]) < 0) {
-            broker_config_free_listeners(arr, n);
-            free(copy);
-            *out = NULL;
-            return -1;
-        }
-        n++;
-    }
-    free(copy);
-    *out = arr;
-    return n;
+    cfg_val_items(props_get(&cfg->props, "process.roles"), bcfg_role_item, cfg);
 }
 
-static int bcfg_load_roles(broker_config_t *cfg)
+/* The controller listener names as one upper-case list, as Kafka
+ * normalises listener names. */
+static void bcfg_norm_controller_names(broker_config_t *cfg)
 {
-    const char *roles = props_get(&cfg->props, "process.roles");
-    if (!roles) {
-        cfg->role_broker = cfg->role_controller = true;
-        return 0;
-    }
-    char *copy = xstrdup(roles), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        tok = bcfg_trim(tok);
-        if (!strcmp(tok, "broker"))
-            cfg->role_broker = true;
-        else if (!strcmp(tok, "controller"))
-            cfg->role_controller = true;
-        else if (*tok) {
-            lg_error("config: process.roles: unknown role '%s'", tok);
-            free(copy);
-            return -1;
-        }
-    }
-    free(copy);
-    if (!cfg->role_broker) {
-        lg_error("config: process.roles must include 'broker' (a controller-only node is not "
-                 "supported yet)");
-        return -1;
-    }
-    return 0;
+    for (char *p = cfg->controller_listener_names; p && *p; p++)
+        *p = (char)toupper((unsigned char)*p);
 }
 
+/* log.dirs, or log.dir (checked: neither is empty). */
 static int bcfg_load_dirs(broker_config_t *cfg)
 {
     const char *dirs = props_get(&cfg->props, "log.dirs");
     if (!dirs)
         dirs = props_get(&cfg->props, "log.dir");
     if (!dirs)
-        dirs = "/tmp/kraft-combined-logs";
+        dirs = cfg_broker_default("log.dir");
     char *copy = xstrdup(dirs), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         tok = bcfg_trim(tok);
@@ -271,41 +264,6 @@ static int bcfg_load_dirs(broker_config_t *cfg)
         cfg->log_dirs[cfg->nlog_dirs++] = xstrdup(tok);
     }
     free(copy);
-    if (!cfg->nlog_dirs) {
-        lg_error("config: log.dirs is empty");
-        return -1;
-    }
-    return 0;
-}
-
-static int bcfg_load_listeners(broker_config_t *cfg)
-{
-    const char *map = props_get(&cfg->props, "listener.security.protocol.map");
-    const char *spec = props_get(&cfg->props, "listeners");
-    const char *adv = props_get(&cfg->props, "advertised.listeners");
-
-    if (!spec)
-        spec = "PLAINTEXT://:9092";
-    cfg->nlisteners = broker_config_parse_listeners(spec, map, &cfg->listeners);
-    if (cfg->nlisteners <= 0) {
-        lg_error("config: listeners: cannot parse '%s'", spec);
-        return -1;
-    }
-    if (adv) {
-        cfg->nadvertised = broker_config_parse_listeners(adv, map, &cfg->advertised);
-        if (cfg->nadvertised < 0) {
-            lg_error("config: advertised.listeners: cannot parse '%s'", adv);
-            return -1;
-        }
-    }
-    for (int i = 0; i < cfg->nlisteners; i++) {
-        const char *p = cfg->listeners[i].protocol;
-        if (strcmp(p, "PLAINTEXT") != 0) {
-            lg_error("config: listener %s uses security protocol %s, which Strand does not "
-                     "support yet (only PLAINTEXT)", cfg->listeners[i].name, p);
-            return -1;
-        }
-    }
     return 0;
 }
 
@@ -319,7 +277,9 @@ static int bcfg_load_special(broker_config_t *cfg)
     static const char *flush_keys[] = {"log.flush.interval.ms"};
     static const int64_t flush_scale[] = {1};
 
-    if (bcfg_load_roles(cfg) < 0 || bcfg_load_dirs(cfg) < 0 || bcfg_load_listeners(cfg) < 0)
+    bcfg_load_roles(cfg);
+    bcfg_norm_controller_names(cfg);
+    if (bcfg_load_dirs(cfg) < 0 || bcfg_load_listeners(cfg) < 0)
         return -1;
     if (bcfg_ms_synonyms(cfg, ret_keys, ret_scale, 3, 168 * 3600000LL, &cfg->log_retention_ms) ||
         bcfg_ms_synonyms(cfg, roll_keys, roll_scale, 2, 168 * 3600000LL, &cfg->log_roll_ms) ||
@@ -328,11 +288,9 @@ static int bcfg_load_special(broker_config_t *cfg)
     if (cfg->log_flush_interval_ms < 0) /* Kafka: defaults to the scheduler interval */
         cfg->log_flush_interval_ms = cfg->log_flush_scheduler_interval_ms;
     const char *tt = props_get(&cfg->props, "log.message.timestamp.type");
-    if (tt && strcmp(tt, "CreateTime") && strcmp(tt, "LogAppendTime")) {
-        lg_error("config: log.message.timestamp.type must be CreateTime or LogAppendTime");
-        return -1;
-    }
-    cfg->log_message_timestamp_log_append = tt && !strcmp(tt, "LogAppendTime");
+    char t[32];
+    cfg->log_message_timestamp_log_append =
+        tt && !strcmp(cfg_val_trim(tt, t, sizeof(t)), "LogAppendTime");
     const char *lvl = props_get(&cfg->props, "log.level");
     cfg->log_level = LG_INFO;
     if (lvl && !strcasecmp(lvl, "debug"))
@@ -341,34 +299,7 @@ static int bcfg_load_special(broker_config_t *cfg)
         cfg->log_level = LG_WARN;
     else if (lvl && !strcasecmp(lvl, "error"))
         cfg->log_level = LG_ERROR;
-    /* Read so that they are not reported as ignored: a single node is its
-     * own quorum, which is what these keys describe in a 1-node setup. */
-    props_get(&cfg->props, "controller.quorum.voters");
-    props_get(&cfg->props, "controller.quorum.bootstrap.servers");
-    return 0;
-}
-
-static int bcfg_validate(broker_config_t *cfg)
-{
-    if (cfg->node_id < 0) {
-        lg_error("config: node.id must be >= 0");
-        return -1;
-    }
-    if (cfg->num_partitions < 1) {
-        lg_error("config: num.partitions must be >= 1");
-        return -1;
-    }
-    if (cfg->num_io_threads < 1) {
-        lg_error("config: num.io.threads must be >= 1");
-        return -1;
-    }
-    if (cfg->socket_request_max_bytes < 1 || cfg->message_max_bytes < 0 ||
-        cfg->log_segment_bytes < 14 || cfg->log_index_interval_bytes < 0 ||
-        cfg->log_index_size_max_bytes < 8) {
-        lg_error("config: a size setting is out of range");
-        return -1;
-    }
-    return 0;
+    return bcfg_check_rules(cfg);
 }
 
 int broker_config_load(broker_config_t *cfg, const char *path, char *const *overrides,
@@ -395,17 +326,9 @@ int broker_config_load(broker_config_t *cfg, const char *path, char *const *over
         props_set(&cfg->props, bcfg_trim(key), eq + 1);
         free(key);
     }
-    for (size_t i = 0; i < sizeof(bcfg_keys) / sizeof(bcfg_keys[0]); i++) {
-        const bcfg_key_t *k = &bcfg_keys[i];
-        const char *v = props_get(&cfg->props, k->key);
-        if (bcfg_set(cfg, k, bcfg_trim((char *)(v ? v : k->dflt))) < 0) {
-            lg_error("config: %s: invalid value '%s'", k->key, v);
-            return -1;
-        }
-    }
-    if (bcfg_load_special(cfg) < 0)
+    if (bcfg_check_present(cfg) < 0 || bcfg_load_fields(cfg) < 0)
         return -1;
-    return bcfg_validate(cfg);
+    return bcfg_load_special(cfg);
 }
 
 void broker_config_report_ignored(broker_config_t *cfg)
@@ -418,9 +341,9 @@ void broker_config_report_ignored(broker_config_t *cfg)
 
 void broker_config_free(broker_config_t *cfg)
 {
-    for (size_t i = 0; i < sizeof(bcfg_keys) / sizeof(bcfg_keys[0]); i++)
-        if (bcfg_keys[i].type == BT_STR)
-            free(*(char **)((char *)cfg + bcfg_keys[i].off));
+    for (size_t i = 0; i < BCFG_NFIELDS; i++)
+        if (bcfg_fields[i].kind == BF_STR)
+            free(*(char **)((char *)cfg + bcfg_fields[i].off));
     for (int i = 0; i < cfg->nlog_dirs; i++)
         free(cfg->log_dirs[i]);
     free(cfg->log_dirs);

@@ -11,10 +11,11 @@
 #include "util/props.h"
 
 typedef struct bcfg_listener_s {
-    char *name;     /* listener name, e.g. PLAINTEXT, CONTROLLER */
-    char *host;     /* "" means all interfaces */
+    char *name;      /* listener name in upper case, e.g. PLAINTEXT, CONTROLLER */
+    char *host;      /* "" means all interfaces */
     int port;
-    char *protocol; /* security protocol from listener.security.protocol.map */
+    char *protocol;  /* security protocol from listener.security.protocol.map */
+    bool controller; /* one of controller.listener.names */
 } bcfg_listener_t;
 
 typedef struct broker_config_s {
@@ -78,10 +79,7 @@ int broker_config_load(broker_config_t *cfg, const char *path, char *const *over
 /* Logs, once, every key of the file that Strand does not act on. */
 void broker_config_report_ignored(broker_config_t *cfg);
 void broker_config_free(broker_config_t *cfg);
-/* Parses "NAME://host:port,..." into a listener array the caller owns
- * (free with broker_config_free_listeners). Returns count or -1. */
-int broker_config_parse_listeners(const char *spec, const char *protocol_map,
-                                  bcfg_listener_t **out);
+/* Frees n listeners and the array. */
 void broker_config_free_listeners(bcfg_listener_t *l, int n);
 
 #endif

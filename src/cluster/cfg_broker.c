@@ -1,391 +1,26 @@
-/* Broker config definitions. The table lists the broker keys of Kafka 4.4
- * with the type, default and flags Kafka's DescribeConfigs reports for
- * them (facts taken from a Kafka 4.4 broker's answer, nothing else). */
+/* Broker configs: lookups in the table (cfg_broker_table.c), the check of
+ * a value as Kafka's ConfigDef makes it at start-up, and the resolution of
+ * a key for DescribeConfigs. */
 #include "cluster/cfg_broker.h"
 
-#include <stddef.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cluster/cfg_topic.h"
-
-static const cfg_broker_key_t cfg_broker_table[] = {
-    {"add.partitions.to.txn.retry.backoff.max.ms", CFG_T_INT, "100", CFG_RO},
-    {"add.partitions.to.txn.retry.backoff.ms", CFG_T_INT, "20", CFG_RO},
-    {"advertised.listeners", CFG_T_LIST, NULL, CFG_RO},
-    {"alter.config.policy.class.name", CFG_T_CLASS, NULL, CFG_RO},
-    {"alter.log.dirs.replication.quota.window.num", CFG_T_INT, "11", CFG_RO},
-    {"alter.log.dirs.replication.quota.window.size.seconds", CFG_T_INT, "1", CFG_RO},
-    {"authorizer.class.name", CFG_T_STRING, "", CFG_RO},
-    {"auto.create.topics.enable", CFG_T_BOOLEAN, "true", CFG_RO},
-    {"auto.leader.rebalance.enable", CFG_T_BOOLEAN, "true", CFG_RO},
-    {"background.threads", CFG_T_INT, "10", 0},
-    {"broker.heartbeat.interval.ms", CFG_T_INT, "2000", CFG_RO},
-    {"broker.id", CFG_T_INT, "-1", CFG_RO},
-    {"broker.rack", CFG_T_STRING, NULL, CFG_RO},
-    {"broker.session.timeout.ms", CFG_T_INT, "9000", CFG_RO},
-    {"client.quota.callback.class", CFG_T_CLASS, NULL, CFG_RO},
-    {"compression.gzip.level", CFG_T_INT, "-1", 0},
-    {"compression.lz4.level", CFG_T_INT, "9", 0},
-    {"compression.type", CFG_T_STRING, "producer", 0},
-    {"compression.zstd.level", CFG_T_INT, "3", 0},
-    {"config.providers", CFG_T_LIST, "", 0},
-    {"connection.failed.authentication.delay.ms", CFG_T_INT, "100", CFG_RO},
-    {"connections.max.idle.ms", CFG_T_LONG, "600000", CFG_RO},
-    {"connections.max.reauth.ms", CFG_T_LONG, "0", CFG_RO},
-    {"controlled.shutdown.enable", CFG_T_BOOLEAN, "true", CFG_RO},
-    {"controller.listener.names", CFG_T_LIST, NULL, CFG_RO},
-    {"controller.quorum.append.linger.ms", CFG_T_INT, "25", CFG_RO},
-    {"controller.quorum.auto.join.enable", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"controller.quorum.bootstrap.servers", CFG_T_LIST, "", CFG_RO},
-    {"controller.quorum.election.backoff.max.ms", CFG_T_INT, "1000", CFG_RO},
-    {"controller.quorum.election.timeout.ms", CFG_T_INT, "1000", CFG_RO},
-    {"controller.quorum.fetch.max.bytes", CFG_T_INT, "1048576", CFG_RO},
-    {"controller.quorum.fetch.snapshot.max.bytes", CFG_T_INT, "1048576", CFG_RO},
-    {"controller.quorum.fetch.timeout.ms", CFG_T_INT, "2000", CFG_RO},
-    {"controller.quorum.request.timeout.ms", CFG_T_INT, "2000", CFG_RO},
-    {"controller.quorum.retry.backoff.ms", CFG_T_INT, "20", CFG_RO},
-    {"controller.quorum.voters", CFG_T_LIST, "", CFG_RO},
-    {"controller.quota.window.num", CFG_T_INT, "11", CFG_RO},
-    {"controller.quota.window.size.seconds", CFG_T_INT, "1", CFG_RO},
-    {"controller.socket.timeout.ms", CFG_T_INT, "30000", CFG_RO},
-    {"cordoned.log.dirs", CFG_T_LIST, "", 0},
-    {"create.topic.policy.class.name", CFG_T_CLASS, NULL, CFG_RO},
-    {"default.replication.factor", CFG_T_INT, "1", CFG_RO},
-    {"delegation.token.expiry.check.interval.ms", CFG_T_LONG, "3600000", CFG_RO},
-    {"delegation.token.expiry.time.ms", CFG_T_LONG, "86400000", CFG_RO},
-    {"delegation.token.max.lifetime.ms", CFG_T_LONG, "604800000", CFG_RO},
-    {"delegation.token.secret.key", CFG_T_PASSWORD, NULL, CFG_RO | CFG_SENS},
-    {"delete.records.purgatory.purge.interval.requests", CFG_T_INT, "1", CFG_RO},
-    {"delete.topic.enable", CFG_T_BOOLEAN, "true", CFG_RO},
-    {"early.start.listeners", CFG_T_LIST, NULL, CFG_RO},
-    {"errors.deadletterqueue.auto.create.topics.enable", CFG_T_BOOLEAN, "false", 0},
-    {"errors.deadletterqueue.topic.name.prefix", CFG_T_STRING, "dlq.", 0},
-    {"fetch.max.bytes", CFG_T_INT, "57671680", CFG_RO},
-    {"fetch.purgatory.purge.interval.requests", CFG_T_INT, "1000", CFG_RO},
-    {"follower.fetch.last.tiered.offset.enable", CFG_T_BOOLEAN, "false", 0},
-    {"group.consumer.assignment.interval.ms", CFG_T_INT, "1000", 0},
-    {"group.consumer.assignors", CFG_T_LIST, "uniform,range", CFG_RO},
-    {"group.consumer.heartbeat.interval.ms", CFG_T_INT, "5000", CFG_RO},
-    {"group.consumer.max.assignment.interval.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.consumer.max.heartbeat.interval.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.consumer.max.session.timeout.ms", CFG_T_INT, "60000", CFG_RO},
-    {"group.consumer.max.size", CFG_T_INT, "2147483647", CFG_RO},
-    {"group.consumer.migration.policy", CFG_T_STRING, "bidirectional", CFG_RO},
-    {"group.consumer.min.assignment.interval.ms", CFG_T_INT, "0", CFG_RO},
-    {"group.consumer.min.heartbeat.interval.ms", CFG_T_INT, "5000", CFG_RO},
-    {"group.consumer.min.session.timeout.ms", CFG_T_INT, "45000", CFG_RO},
-    {"group.consumer.session.timeout.ms", CFG_T_INT, "45000", CFG_RO},
-    {"group.coordinator.append.linger.ms", CFG_T_INT, "-1", CFG_RO},
-    {"group.coordinator.background.threads", CFG_T_INT, "2", CFG_RO},
-    {"group.coordinator.cached.buffer.max.bytes", CFG_T_INT, "1048588", 0},
-    {"group.coordinator.rebalance.protocols", CFG_T_LIST, "classic,consumer,streams", CFG_RO},
-    {"group.coordinator.threads", CFG_T_INT, "4", CFG_RO},
-    {"group.initial.rebalance.delay.ms", CFG_T_INT, "3000", CFG_RO},
-    {"group.max.session.timeout.ms", CFG_T_INT, "1800000", CFG_RO},
-    {"group.max.size", CFG_T_INT, "2147483647", CFG_RO},
-    {"group.min.session.timeout.ms", CFG_T_INT, "6000", CFG_RO},
-    {"group.share.assignment.interval.ms", CFG_T_INT, "1000", 0},
-    {"group.share.assignors", CFG_T_LIST, "simple", CFG_RO},
-    {"group.share.delivery.count.limit", CFG_T_INT, "5", CFG_RO},
-    {"group.share.heartbeat.interval.ms", CFG_T_INT, "5000", CFG_RO},
-    {"group.share.max.assignment.interval.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.share.max.delivery.count.limit", CFG_T_INT, "10", CFG_RO},
-    {"group.share.max.heartbeat.interval.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.share.max.partition.max.record.locks", CFG_T_INT, "4000", CFG_RO},
-    {"group.share.max.record.lock.duration.ms", CFG_T_INT, "60000", CFG_RO},
-    {"group.share.max.session.timeout.ms", CFG_T_INT, "60000", CFG_RO},
-    {"group.share.max.share.sessions", CFG_T_INT, "2000", CFG_RO},
-    {"group.share.max.size", CFG_T_INT, "200", CFG_RO},
-    {"group.share.min.assignment.interval.ms", CFG_T_INT, "0", CFG_RO},
-    {"group.share.min.delivery.count.limit", CFG_T_INT, "2", CFG_RO},
-    {"group.share.min.heartbeat.interval.ms", CFG_T_INT, "5000", CFG_RO},
-    {"group.share.min.partition.max.record.locks", CFG_T_INT, "100", CFG_RO},
-    {"group.share.min.record.lock.duration.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.share.min.session.timeout.ms", CFG_T_INT, "45000", CFG_RO},
-    {"group.share.partition.max.record.locks", CFG_T_INT, "2000", CFG_RO},
-    {"group.share.record.lock.duration.ms", CFG_T_INT, "30000", CFG_RO},
-    {"group.share.session.timeout.ms", CFG_T_INT, "45000", CFG_RO},
-    {"group.streams.assignment.interval.ms", CFG_T_INT, "1000", 0},
-    {"group.streams.assignors", CFG_T_LIST, "sticky", CFG_RO},
-    {"group.streams.heartbeat.interval.ms", CFG_T_INT, "5000", CFG_RO},
-    {"group.streams.initial.rebalance.delay.ms", CFG_T_INT, "3000", CFG_RO},
-    {"group.streams.max.assignment.interval.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.streams.max.heartbeat.interval.ms", CFG_T_INT, "15000", CFG_RO},
-    {"group.streams.max.session.timeout.ms", CFG_T_INT, "60000", CFG_RO},
-    {"group.streams.max.size", CFG_T_INT, "2147483647", CFG_RO},
-    {"group.streams.max.standby.replicas", CFG_T_INT, "2", CFG_RO},
-    {"group.streams.min.assignment.interval.ms", CFG_T_INT, "0", CFG_RO},
-    {"group.streams.min.heartbeat.interval.ms", CFG_T_INT, "5000", CFG_RO},
-    {"group.streams.min.session.timeout.ms", CFG_T_INT, "45000", CFG_RO},
-    {"group.streams.num.standby.replicas", CFG_T_INT, "0", CFG_RO},
-    {"group.streams.rack.aware.assignment.tags", CFG_T_LIST, "", CFG_RO},
-    {"group.streams.session.timeout.ms", CFG_T_INT, "45000", CFG_RO},
-    {"group.streams.topology.description.plugin.class", CFG_T_CLASS, NULL, CFG_RO},
-    {"initial.broker.registration.timeout.ms", CFG_T_INT, "60000", CFG_RO},
-    {"inter.broker.listener.name", CFG_T_STRING, NULL, CFG_RO},
-    {"kafka.metrics.polling.interval.secs", CFG_T_INT, "10", CFG_RO},
-    {"kafka.metrics.reporters", CFG_T_LIST, "", CFG_RO},
-    {"leader.imbalance.check.interval.seconds", CFG_T_LONG, "300", CFG_RO},
-    {"listener.security.protocol.map", CFG_T_STRING,
-     "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
-     0},
-    {"listeners", CFG_T_LIST, "PLAINTEXT://:9092", 0},
-    {"log.cleaner.backoff.ms", CFG_T_LONG, "15000", 0},
-    {"log.cleaner.dedupe.buffer.size", CFG_T_LONG, "134217728", 0},
-    {"log.cleaner.delete.retention.ms", CFG_T_LONG, "86400000", 0},
-    {"log.cleaner.enable", CFG_T_BOOLEAN, "true", CFG_RO},
-    {"log.cleaner.io.buffer.load.factor", CFG_T_DOUBLE, "0.9", 0},
-    {"log.cleaner.io.buffer.size", CFG_T_INT, "524288", 0},
-    {"log.cleaner.io.max.bytes.per.second", CFG_T_DOUBLE, "1.7976931348623157E308", 0},
-    {"log.cleaner.max.compaction.lag.ms", CFG_T_LONG, "9223372036854775807", 0},
-    {"log.cleaner.min.cleanable.ratio", CFG_T_DOUBLE, "0.5", 0},
-    {"log.cleaner.min.compaction.lag.ms", CFG_T_LONG, "0", 0},
-    {"log.cleaner.threads", CFG_T_INT, "1", 0},
-    {"log.cleanup.policy", CFG_T_LIST, "delete", 0},
-    {"log.dir", CFG_T_LIST, "/tmp/kafka-logs", CFG_RO},
-    {"log.dir.failure.timeout.ms", CFG_T_LONG, "30000", CFG_RO},
-    {"log.dirs", CFG_T_LIST, NULL, CFG_RO},
-    {"log.flush.interval.messages", CFG_T_LONG, "9223372036854775807", 0},
-    {"log.flush.interval.ms", CFG_T_LONG, NULL, 0},
-    {"log.flush.offset.checkpoint.interval.ms", CFG_T_INT, "60000", CFG_RO},
-    {"log.flush.scheduler.interval.ms", CFG_T_LONG, "9223372036854775807", CFG_RO},
-    {"log.flush.start.offset.checkpoint.interval.ms", CFG_T_INT, "60000", CFG_RO},
-    {"log.index.interval.bytes", CFG_T_INT, "4096", 0},
-    {"log.index.size.max.bytes", CFG_T_INT, "10485760", 0},
-    {"log.local.retention.bytes", CFG_T_LONG, "-2", 0},
-    {"log.local.retention.ms", CFG_T_LONG, "-2", 0},
-    {"log.message.timestamp.after.max.ms", CFG_T_LONG, "3600000", 0},
-    {"log.message.timestamp.before.max.ms", CFG_T_LONG, "9223372036854775807", 0},
-    {"log.message.timestamp.type", CFG_T_STRING, "CreateTime", 0},
-    {"log.preallocate", CFG_T_BOOLEAN, "false", 0},
-    {"log.remote.copy.lag.bytes", CFG_T_LONG, "-1", 0},
-    {"log.remote.copy.lag.ms", CFG_T_LONG, "0", 0},
-    {"log.retention.bytes", CFG_T_LONG, "-1", 0},
-    {"log.retention.check.interval.ms", CFG_T_LONG, "300000", CFG_RO},
-    {"log.retention.hours", CFG_T_INT, "168", CFG_RO},
-    {"log.retention.minutes", CFG_T_INT, NULL, CFG_RO},
-    {"log.retention.ms", CFG_T_LONG, NULL, 0},
-    {"log.roll.hours", CFG_T_INT, "168", CFG_RO},
-    {"log.roll.jitter.hours", CFG_T_INT, "0", CFG_RO},
-    {"log.roll.jitter.ms", CFG_T_LONG, NULL, 0},
-    {"log.roll.ms", CFG_T_LONG, NULL, 0},
-    {"log.segment.bytes", CFG_T_INT, "1073741824", 0},
-    {"log.segment.delete.delay.ms", CFG_T_LONG, "60000", 0},
-    {"max.connection.creation.rate", CFG_T_INT, "2147483647", 0},
-    {"max.connections", CFG_T_INT, "2147483647", 0},
-    {"max.connections.per.ip", CFG_T_INT, "2147483647", 0},
-    {"max.connections.per.ip.overrides", CFG_T_STRING, "", 0},
-    {"max.decompressed.message.bytes", CFG_T_INT, "2147483639", 0},
-    {"max.incremental.fetch.session.cache.slots", CFG_T_INT, "1000", CFG_RO},
-    {"max.request.partition.size.limit", CFG_T_INT, "2000", CFG_RO},
-    {"message.max.bytes", CFG_T_INT, "1048588", 0},
-    {"metadata.log.dir", CFG_T_STRING, NULL, CFG_RO},
-    {"metadata.log.max.record.bytes.between.snapshots", CFG_T_LONG, "20971520", CFG_RO},
-    {"metadata.log.max.snapshot.interval.ms", CFG_T_LONG, "3600000", CFG_RO},
-    {"metadata.log.segment.bytes", CFG_T_INT, "1073741824", CFG_RO},
-    {"metadata.log.segment.ms", CFG_T_LONG, "604800000", CFG_RO},
-    {"metadata.max.idle.interval.ms", CFG_T_INT, "500", CFG_RO},
-    {"metadata.max.retention.bytes", CFG_T_LONG, "104857600", CFG_RO},
-    {"metadata.max.retention.ms", CFG_T_LONG, "604800000", CFG_RO},
-    {"metric.reporters", CFG_T_LIST, "org.apache.kafka.common.metrics.JmxReporter", 0},
-    {"metrics.num.samples", CFG_T_INT, "2", CFG_RO},
-    {"metrics.recording.level", CFG_T_STRING, "INFO", CFG_RO},
-    {"metrics.sample.window.ms", CFG_T_LONG, "30000", CFG_RO},
-    {"min.insync.replicas", CFG_T_INT, "1", 0},
-    {"node.id", CFG_T_INT, NULL, CFG_RO},
-    {"num.io.threads", CFG_T_INT, "8", 0},
-    {"num.network.threads", CFG_T_INT, "3", 0},
-    {"num.partitions", CFG_T_INT, "1", CFG_RO},
-    {"num.recovery.threads.per.data.dir", CFG_T_INT, "2", 0},
-    {"num.replica.alter.log.dirs.threads", CFG_T_INT, NULL, CFG_RO},
-    {"num.replica.fetchers", CFG_T_INT, "1", 0},
-    {"offset.metadata.max.bytes", CFG_T_INT, "4096", CFG_RO},
-    {"offsets.commit.timeout.ms", CFG_T_INT, "5000", CFG_RO},
-    {"offsets.load.buffer.size", CFG_T_INT, "5242880", CFG_RO},
-    {"offsets.retention.check.interval.ms", CFG_T_LONG, "600000", CFG_RO},
-    {"offsets.retention.minutes", CFG_T_INT, "10080", CFG_RO},
-    {"offsets.topic.compression.codec", CFG_T_INT, "0", CFG_RO},
-    {"offsets.topic.num.partitions", CFG_T_INT, "50", CFG_RO},
-    {"offsets.topic.replication.factor", CFG_T_SHORT, "3", CFG_RO},
-    {"offsets.topic.segment.bytes", CFG_T_INT, "104857600", CFG_RO},
-    {"principal.builder.class", CFG_T_CLASS,
-     "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
-     0},
-    {"process.roles", CFG_T_LIST, NULL, CFG_RO},
-    {"producer.id.expiration.ms", CFG_T_INT, "86400000", 0},
-    {"producer.purgatory.purge.interval.requests", CFG_T_INT, "1000", CFG_RO},
-    {"queued.max.request.bytes", CFG_T_LONG, "-1", CFG_RO},
-    {"queued.max.requests", CFG_T_INT, "500", CFG_RO},
-    {"quota.window.num", CFG_T_INT, "11", CFG_RO},
-    {"quota.window.size.seconds", CFG_T_INT, "1", CFG_RO},
-    {"remote.fetch.max.wait.ms", CFG_T_INT, "500", 0},
-    {"remote.list.offsets.request.timeout.ms", CFG_T_LONG, "30000", 0},
-    {"remote.log.index.file.cache.total.size.bytes", CFG_T_LONG, "1073741824", 0},
-    {"remote.log.manager.copier.thread.pool.size", CFG_T_INT, "10", 0},
-    {"remote.log.manager.copy.max.bytes.per.second", CFG_T_LONG, "9223372036854775807", 0},
-    {"remote.log.manager.copy.quota.window.num", CFG_T_INT, "11", CFG_RO},
-    {"remote.log.manager.copy.quota.window.size.seconds", CFG_T_INT, "1", CFG_RO},
-    {"remote.log.manager.expiration.thread.pool.size", CFG_T_INT, "10", 0},
-    {"remote.log.manager.fetch.max.bytes.per.second", CFG_T_LONG, "9223372036854775807", 0},
-    {"remote.log.manager.fetch.quota.window.num", CFG_T_INT, "11", CFG_RO},
-    {"remote.log.manager.fetch.quota.window.size.seconds", CFG_T_INT, "1", CFG_RO},
-    {"remote.log.manager.follower.thread.pool.size", CFG_T_INT, "2", 0},
-    {"remote.log.manager.task.interval.ms", CFG_T_LONG, "30000", CFG_RO},
-    {"remote.log.manager.thread.pool.size", CFG_T_INT, "2", CFG_RO},
-    {"remote.log.metadata.custom.metadata.max.bytes", CFG_T_INT, "128", CFG_RO},
-    {"remote.log.metadata.manager.class.name", CFG_T_STRING,
-     "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager",
-     CFG_RO},
-    {"remote.log.metadata.manager.class.path", CFG_T_STRING, NULL, CFG_RO},
-    {"remote.log.metadata.manager.impl.prefix", CFG_T_STRING, "rlmm.config.", CFG_RO},
-    {"remote.log.metadata.manager.listener.name", CFG_T_STRING, NULL, CFG_RO},
-    {"remote.log.reader.max.pending.tasks", CFG_T_INT, "100", CFG_RO},
-    {"remote.log.reader.threads", CFG_T_INT, "10", 0},
-    {"remote.log.storage.manager.class.name", CFG_T_STRING, NULL, CFG_RO},
-    {"remote.log.storage.manager.class.path", CFG_T_STRING, NULL, CFG_RO},
-    {"remote.log.storage.manager.impl.prefix", CFG_T_STRING, "rsm.config.", CFG_RO},
-    {"remote.log.storage.system.enable", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"replica.fetch.backoff.ms", CFG_T_INT, "1000", CFG_RO},
-    {"replica.fetch.max.bytes", CFG_T_INT, "1048576", CFG_RO},
-    {"replica.fetch.min.bytes", CFG_T_INT, "1", CFG_RO},
-    {"replica.fetch.response.max.bytes", CFG_T_INT, "10485760", CFG_RO},
-    {"replica.fetch.wait.max.ms", CFG_T_INT, "500", CFG_RO},
-    {"replica.high.watermark.checkpoint.interval.ms", CFG_T_LONG, "5000", CFG_RO},
-    {"replica.lag.time.max.ms", CFG_T_LONG, "30000", CFG_RO},
-    {"replica.selector.class", CFG_T_STRING, NULL, CFG_RO},
-    {"replica.socket.receive.buffer.bytes", CFG_T_INT, "65536", CFG_RO},
-    {"replica.socket.timeout.ms", CFG_T_INT, "30000", CFG_RO},
-    {"replication.quota.window.num", CFG_T_INT, "11", CFG_RO},
-    {"replication.quota.window.size.seconds", CFG_T_INT, "1", CFG_RO},
-    {"request.timeout.ms", CFG_T_INT, "30000", CFG_RO},
-    {"sasl.client.callback.handler.class", CFG_T_CLASS, NULL, CFG_RO},
-    {"sasl.enabled.mechanisms", CFG_T_LIST, "GSSAPI", 0},
-    {"sasl.jaas.config", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"sasl.kerberos.kinit.cmd", CFG_T_STRING, "/usr/bin/kinit", 0},
-    {"sasl.kerberos.min.time.before.relogin", CFG_T_LONG, "60000", 0},
-    {"sasl.kerberos.principal.to.local.rules", CFG_T_LIST, "DEFAULT", 0},
-    {"sasl.kerberos.service.name", CFG_T_STRING, NULL, 0},
-    {"sasl.kerberos.ticket.renew.jitter", CFG_T_DOUBLE, "0.05", 0},
-    {"sasl.kerberos.ticket.renew.window.factor", CFG_T_DOUBLE, "0.8", 0},
-    {"sasl.login.callback.handler.class", CFG_T_CLASS, NULL, CFG_RO},
-    {"sasl.login.class", CFG_T_CLASS, NULL, CFG_RO},
-    {"sasl.login.connect.timeout.ms", CFG_T_INT, NULL, CFG_RO},
-    {"sasl.login.read.timeout.ms", CFG_T_INT, NULL, CFG_RO},
-    {"sasl.login.refresh.buffer.seconds", CFG_T_SHORT, "300", 0},
-    {"sasl.login.refresh.min.period.seconds", CFG_T_SHORT, "60", 0},
-    {"sasl.login.refresh.window.factor", CFG_T_DOUBLE, "0.8", 0},
-    {"sasl.login.refresh.window.jitter", CFG_T_DOUBLE, "0.05", 0},
-    {"sasl.login.retry.backoff.max.ms", CFG_T_LONG, "10000", CFG_RO},
-    {"sasl.login.retry.backoff.ms", CFG_T_LONG, "100", CFG_RO},
-    {"sasl.mechanism.controller.protocol", CFG_T_STRING, "GSSAPI", CFG_RO},
-    {"sasl.mechanism.inter.broker.protocol", CFG_T_STRING, "GSSAPI", 0},
-    {"sasl.oauthbearer.allow.unverified.audience", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"sasl.oauthbearer.allow.unverified.issuer", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"sasl.oauthbearer.assertion.algorithm", CFG_T_STRING, "RS256", CFG_RO},
-    {"sasl.oauthbearer.assertion.claim.aud", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.assertion.claim.exp.seconds", CFG_T_INT, "300", CFG_RO},
-    {"sasl.oauthbearer.assertion.claim.iss", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.assertion.claim.jti.include", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"sasl.oauthbearer.assertion.claim.nbf.seconds", CFG_T_INT, "60", CFG_RO},
-    {"sasl.oauthbearer.assertion.claim.sub", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.assertion.file", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.assertion.private.key.file", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.assertion.private.key.passphrase", CFG_T_PASSWORD, NULL, CFG_RO | CFG_SENS},
-    {"sasl.oauthbearer.assertion.template.file", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.client.credentials.client.id", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.client.credentials.client.secret", CFG_T_PASSWORD, NULL, CFG_RO | CFG_SENS},
-    {"sasl.oauthbearer.clock.skew.seconds", CFG_T_INT, "30", CFG_RO},
-    {"sasl.oauthbearer.expected.audience", CFG_T_LIST, "", CFG_RO},
-    {"sasl.oauthbearer.expected.issuer", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.jwks.endpoint.refresh.ms", CFG_T_LONG, "3600000", CFG_RO},
-    {"sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", CFG_T_LONG, "10000", CFG_RO},
-    {"sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", CFG_T_LONG, "100", CFG_RO},
-    {"sasl.oauthbearer.jwks.endpoint.url", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.jwt.retriever.class", CFG_T_CLASS,
-     "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever",
-     CFG_RO},
-    {"sasl.oauthbearer.jwt.validator.class", CFG_T_CLASS,
-     "org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator",
-     CFG_RO},
-    {"sasl.oauthbearer.scope", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.oauthbearer.scope.claim.name", CFG_T_STRING, "scope", CFG_RO},
-    {"sasl.oauthbearer.sub.claim.name", CFG_T_STRING, "sub", CFG_RO},
-    {"sasl.oauthbearer.token.endpoint.url", CFG_T_STRING, NULL, CFG_RO},
-    {"sasl.server.callback.handler.class", CFG_T_CLASS, NULL, CFG_RO},
-    {"sasl.server.max.receive.size", CFG_T_INT, "524288", CFG_RO},
-    {"security.inter.broker.protocol", CFG_T_STRING, "PLAINTEXT", CFG_RO},
-    {"security.providers", CFG_T_STRING, NULL, CFG_RO},
-    {"share.coordinator.append.linger.ms", CFG_T_INT, "-1", CFG_RO},
-    {"share.coordinator.cached.buffer.max.bytes", CFG_T_INT, "1048588", 0},
-    {"share.coordinator.load.buffer.size", CFG_T_INT, "5242880", CFG_RO},
-    {"share.coordinator.snapshot.update.records.per.snapshot", CFG_T_INT, "500", CFG_RO},
-    {"share.coordinator.state.topic.compression.codec", CFG_T_INT, "0", CFG_RO},
-    {"share.coordinator.state.topic.min.isr", CFG_T_SHORT, "2", CFG_RO},
-    {"share.coordinator.state.topic.num.partitions", CFG_T_INT, "50", CFG_RO},
-    {"share.coordinator.state.topic.replication.factor", CFG_T_SHORT, "3", CFG_RO},
-    {"share.coordinator.state.topic.segment.bytes", CFG_T_INT, "104857600", CFG_RO},
-    {"share.coordinator.threads", CFG_T_INT, "1", CFG_RO},
-    {"share.coordinator.write.timeout.ms", CFG_T_INT, "5000", CFG_RO},
-    {"share.fetch.purgatory.purge.interval.requests", CFG_T_INT, "1000", CFG_RO},
-    {"socket.connection.setup.timeout.max.ms", CFG_T_LONG, "30000", CFG_RO},
-    {"socket.connection.setup.timeout.ms", CFG_T_LONG, "10000", CFG_RO},
-    {"socket.listen.backlog.size", CFG_T_INT, "50", CFG_RO},
-    {"socket.receive.buffer.bytes", CFG_T_INT, "102400", CFG_RO},
-    {"socket.request.max.bytes", CFG_T_INT, "104857600", CFG_RO},
-    {"socket.send.buffer.bytes", CFG_T_INT, "102400", CFG_RO},
-    {"ssl.allow.dn.changes", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"ssl.allow.san.changes", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"ssl.cipher.suites", CFG_T_LIST, "", 0},
-    {"ssl.client.auth", CFG_T_STRING, "none", 0},
-    {"ssl.enabled.protocols", CFG_T_LIST, "TLSv1.2,TLSv1.3", 0},
-    {"ssl.endpoint.identification.algorithm", CFG_T_STRING, "https", 0},
-    {"ssl.engine.factory.class", CFG_T_CLASS, NULL, 0},
-    {"ssl.key.password", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"ssl.keymanager.algorithm", CFG_T_STRING, "SunX509", 0},
-    {"ssl.keystore.certificate.chain", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"ssl.keystore.key", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"ssl.keystore.location", CFG_T_STRING, NULL, 0},
-    {"ssl.keystore.password", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"ssl.keystore.type", CFG_T_STRING, "JKS", 0},
-    {"ssl.principal.mapping.rules", CFG_T_STRING, "DEFAULT", CFG_RO},
-    {"ssl.protocol", CFG_T_STRING, "TLSv1.3", 0},
-    {"ssl.provider", CFG_T_STRING, NULL, 0},
-    {"ssl.secure.random.implementation", CFG_T_STRING, NULL, 0},
-    {"ssl.trustmanager.algorithm", CFG_T_STRING, "PKIX", 0},
-    {"ssl.truststore.certificates", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"ssl.truststore.location", CFG_T_STRING, NULL, 0},
-    {"ssl.truststore.password", CFG_T_PASSWORD, NULL, CFG_SENS},
-    {"ssl.truststore.type", CFG_T_STRING, "JKS", 0},
-    {"telemetry.max.bytes", CFG_T_INT, "1048576", CFG_RO},
-    {"transaction.abort.timed.out.transaction.cleanup.interval.ms", CFG_T_INT, "10000", CFG_RO},
-    {"transaction.max.timeout.ms", CFG_T_INT, "900000", CFG_RO},
-    {"transaction.partition.verification.enable", CFG_T_BOOLEAN, "true", 0},
-    {"transaction.remove.expired.transaction.cleanup.interval.ms", CFG_T_INT, "3600000", CFG_RO},
-    {"transaction.state.log.load.buffer.size", CFG_T_INT, "5242880", CFG_RO},
-    {"transaction.state.log.min.isr", CFG_T_INT, "2", CFG_RO},
-    {"transaction.state.log.num.partitions", CFG_T_INT, "50", CFG_RO},
-    {"transaction.state.log.replication.factor", CFG_T_SHORT, "3", CFG_RO},
-    {"transaction.state.log.segment.bytes", CFG_T_INT, "104857600", CFG_RO},
-    {"transaction.two.phase.commit.enable", CFG_T_BOOLEAN, "false", CFG_RO},
-    {"transactional.id.expiration.ms", CFG_T_INT, "604800000", CFG_RO},
-    {"unclean.leader.election.enable", CFG_T_BOOLEAN, "false", 0},
-};
-
-#define CFG_NBROKER ((int)(sizeof(cfg_broker_table) / sizeof(cfg_broker_table[0])))
-
-const cfg_broker_key_t *cfg_broker_keys(int *n)
-{
-    *n = CFG_NBROKER;
-    return cfg_broker_table;
-}
+#include "cluster/cfg_val.h"
 
 const cfg_broker_key_t *cfg_broker_find(const char *name)
 {
-    int lo = 0, hi = CFG_NBROKER - 1;
+    int n;
+    const cfg_broker_key_t *t = cfg_broker_keys(&n);
+    int lo = 0, hi = n - 1;
+
     while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2, c = strcmp(cfg_broker_table[mid].name, name);
+        int mid = lo + (hi - lo) / 2, c = strcmp(t[mid].name, name);
         if (c == 0)
-            return &cfg_broker_table[mid];
+            return &t[mid];
         if (c < 0)
             lo = mid + 1;
         else
@@ -393,6 +28,190 @@ const cfg_broker_key_t *cfg_broker_find(const char *name)
     }
     return NULL;
 }
+
+/* ---- checks ---- */
+
+typedef struct cfg_bchk_s {
+    const cfg_broker_key_t *k;
+    char *err;
+    size_t errlen;
+} cfg_bchk_t;
+
+static int16_t cfg_broker_range(const cfg_broker_key_t *k, int64_t v, const char *raw, char *err,
+                                size_t errlen)
+{
+    char why[96];
+
+    if (k->check == CFG_CK_RANGE_OR_M1 && v != -1 && (v < k->min || v > k->max)) {
+        snprintf(why, sizeof(why), "Value must be between %" PRId64 " and %" PRId64
+                 " or equal to -1", k->min, k->max);
+        return cfg_val_bad(err, errlen, raw, k->name, why);
+    }
+    if ((k->check == CFG_CK_MIN || k->check == CFG_CK_RANGE) && v < k->min) {
+        snprintf(why, sizeof(why), "Value must be at least %" PRId64, k->min);
+        return cfg_val_bad(err, errlen, raw, k->name, why);
+    }
+    if (k->check == CFG_CK_RANGE && v > k->max) {
+        snprintf(why, sizeof(why), "Value must be no more than %" PRId64, k->max);
+        return cfg_val_bad(err, errlen, raw, k->name, why);
+    }
+    return 0;
+}
+
+/* host:port: a host (a name, an address, or [v6]) and decimal digits. */
+static int cfg_hostport_ok(const char *s, size_t n)
+{
+    size_t colon = n;
+
+    while (colon > 0 && s[colon - 1] != ':')
+        colon--;
+    if (colon < 2 || colon == n) /* no ':', no host, or no port */
+        return 0;
+    for (size_t i = colon; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+/* An element of a list key: its choices, or its address form. */
+static int cfg_broker_item(const char *item, size_t len, void *arg)
+{
+    cfg_bchk_t *c = arg;
+    const cfg_broker_key_t *k = c->k;
+    char shown[256], why[256];
+    const char *at;
+
+    snprintf(shown, sizeof(shown), "%.*s", (int)(len < 200 ? len : 200), item);
+    if (len == 0 && k->check != CFG_CK_VOTERS && k->check != CFG_CK_HOSTPORTS) {
+        snprintf(c->err, c->errlen, "Configuration '%s' values must not be empty.", k->name);
+        return KERR_INVALID_CONFIG;
+    }
+    if (k->check == CFG_CK_CHOICE || k->check == CFG_CK_CHOICE_CI) {
+        if (cfg_val_in(k->choices, item, len, k->check == CFG_CK_CHOICE_CI))
+            return 0;
+        cfg_val_choices_text(k->choices, k->check == CFG_CK_CHOICE_CI, why, sizeof(why));
+        return cfg_val_bad(c->err, c->errlen, shown, k->name, why);
+    }
+    if (k->check == CFG_CK_VOTERS) {
+        at = memchr(item, '@', len);
+        if (!at || at == item || strspn(item, "0123456789") != (size_t)(at - item)) {
+            snprintf(c->err, c->errlen, "Invalid configuration value for %s. Each entry should "
+                     "be in the form `{id}@{host}:{port}`.", k->name);
+            return KERR_INVALID_CONFIG;
+        }
+        if (cfg_hostport_ok(at + 1, len - (size_t)(at - item) - 1))
+            return 0;
+        snprintf(c->err, c->errlen, "Failed to parse host name from entry %s for the "
+                 "configuration %s. Each entry should be in the form `{id}@{host}:{port}`.",
+                 shown, k->name);
+        return KERR_INVALID_CONFIG;
+    }
+    if (k->check == CFG_CK_HOSTPORTS && !cfg_hostport_ok(item, len)) {
+        snprintf(c->err, c->errlen, "Failed to parse host name from %s for the configuration %s. "
+                 "Each entry should be in the form \"{host}:{port}\"", shown, k->name);
+        return KERR_INVALID_CONFIG;
+    }
+    return 0;
+}
+
+/* The type's part, with Kafka's words for a value that does not parse. */
+static int16_t cfg_broker_number(const cfg_broker_key_t *k, const char *t, const char *raw,
+                                 char *err, size_t errlen)
+{
+    static const char *const names[] = {[CFG_T_INT] = "INT", [CFG_T_SHORT] = "SHORT",
+                                        [CFG_T_LONG] = "LONG"};
+    char why[64];
+    int64_t v;
+
+    if (cfg_val_long(t, &v) < 0 || (k->type == CFG_T_INT && (v < INT32_MIN || v > INT32_MAX)) ||
+        (k->type == CFG_T_SHORT && (v < INT16_MIN || v > INT16_MAX))) {
+        snprintf(why, sizeof(why), "Not a number of type %s", names[k->type]);
+        return cfg_val_bad(err, errlen, raw, k->name, why);
+    }
+    return cfg_broker_range(k, v, raw, err, errlen);
+}
+
+static int16_t cfg_broker_double(const cfg_broker_key_t *k, const char *t, const char *raw,
+                                 char *err, size_t errlen)
+{
+    double d;
+
+    if (cfg_val_double(t, &d) < 0)
+        return cfg_val_bad(err, errlen, raw, k->name, "Not a number of type DOUBLE");
+    if (k->check == CFG_CK_RATIO && d < 0)
+        return cfg_val_bad(err, errlen, raw, k->name, "Value must be at least 0");
+    if (k->check == CFG_CK_RATIO && d > 1)
+        return cfg_val_bad(err, errlen, raw, k->name, "Value must be no more than 1");
+    return 0;
+}
+
+static int16_t cfg_broker_string(const cfg_broker_key_t *k, const char *t, const char *raw,
+                                 char *err, size_t errlen)
+{
+    char why[256];
+
+    if (k->check == CFG_CK_NONEMPTY && !*t)
+        return cfg_val_bad(err, errlen, raw, k->name, "String must be non-empty");
+    if ((k->check == CFG_CK_CHOICE || k->check == CFG_CK_CHOICE_CI) &&
+        !cfg_val_in(k->choices, t, strlen(t), k->check == CFG_CK_CHOICE_CI)) {
+        cfg_val_choices_text(k->choices, k->check == CFG_CK_CHOICE_CI, why, sizeof(why));
+        return cfg_val_bad(err, errlen, raw, k->name, why);
+    }
+    return 0;
+}
+
+/* Kafka's words for an empty list where one is required. */
+static int16_t cfg_broker_empty_list(const cfg_broker_key_t *k, char *err, size_t errlen)
+{
+    size_t n = (size_t)snprintf(err, errlen, "Configuration '%s' must not be empty. Valid values "
+                                "include: ", k->name);
+    if (!k->choices) {
+        snprintf(err + n, n < errlen ? errlen - n : 0, "any non-empty value");
+        return KERR_INVALID_CONFIG;
+    }
+    for (int i = 0; k->choices[i] && n < errlen; i++)
+        n += (size_t)snprintf(err + n, errlen - n, "%s%s", i ? ", " : "[", k->choices[i]);
+    if (n < errlen)
+        snprintf(err + n, errlen - n, "]");
+    return KERR_INVALID_CONFIG;
+}
+
+int16_t cfg_broker_check(const cfg_broker_key_t *k, const char *value, char *err,
+                         size_t errlen)
+{
+    char t[4096];
+    cfg_bchk_t c = {k, err, errlen};
+    bool b;
+
+    cfg_val_trim(value, t, sizeof(t));
+    switch (k->type) {
+    case CFG_T_BOOLEAN:
+        if (cfg_val_bool(t, &b) < 0)
+            return cfg_val_bad(err, errlen, value, k->name,
+                               "Expected value to be either true or false");
+        return 0;
+    case CFG_T_INT:
+    case CFG_T_SHORT:
+    case CFG_T_LONG:
+        return cfg_broker_number(k, t, value, err, errlen);
+    case CFG_T_DOUBLE:
+        return cfg_broker_double(k, t, value, err, errlen);
+    case CFG_T_LIST:
+        if (!*t && (k->flags & CFG_NONEMPTY))
+            return cfg_broker_empty_list(k, err, errlen);
+        return (int16_t)cfg_val_items(t, cfg_broker_item, &c);
+    default:
+        return cfg_broker_string(k, t, value, err, errlen);
+    }
+}
+
+const char *cfg_broker_default(const char *name)
+{
+    const cfg_broker_key_t *k = cfg_broker_find(name);
+    return k ? k->dflt : NULL;
+}
+
+/* ---- DescribeConfigs ---- */
 
 static void cfg_broker_syn(cfg_resolved_t *out, const char *value, int8_t source)
 {
@@ -413,6 +232,7 @@ void cfg_broker_resolve(const cfg_broker_key_t *k, const meta_image_t *img, cons
     out->name = k->name;
     out->type = k->type;
     out->flags = k->flags;
+    out->doc = k->doc;
     if (img && (v = meta_image_config_get(img, META_RES_BROKER, node, strlen(node), k->name)))
         cfg_broker_syn(out, v, CFG_SRC_DYNAMIC_BROKER);
     if (img && (v = meta_image_config_get(img, META_RES_BROKER, "", 0, k->name)))

@@ -32,11 +32,15 @@ enum cfg_source {
     CFG_SRC_DEFAULT = 5,
 };
 
-/* Key flags. */
-#define CFG_RO 1   /* read-only: cannot be changed at run time */
-#define CFG_SENS 2 /* sensitive: the value is never shown */
-
-/* Kafka's INVALID_CONFIG. */
+/* Key flags. A broker key has exactly one of CFG_RO, CFG_PER_BROKER and
+ * CFG_CLUSTER_WIDE: how Kafka 4.4 lets it change at run time (its docs'
+ * "Update Mode"). */
+#define CFG_RO 1           /* read-only: cannot be changed at run time */
+#define CFG_SENS 2         /* sensitive: the value is never shown */
+#define CFG_PER_BROKER 4   /* dynamic for one broker at a time */
+#define CFG_CLUSTER_WIDE 8 /* dynamic as the cluster-wide default too */
+#define CFG_REQ 16         /* no default: a broker does not start without it */
+#define CFG_NONEMPTY 32    /* a list that may not be set empty */
 
 #define CFG_MAX_SYN 12
 
@@ -54,7 +58,7 @@ typedef struct cfg_resolved_s {
     const char *value; /* NULL = null */
     int8_t source;
     int8_t type;       /* enum cfg_type */
-    uint8_t flags;     /* CFG_RO, CFG_SENS */
+    uint8_t flags;     /* CFG_RO, CFG_SENS, ... (the key's) */
     const char *doc;   /* NULL = none */
     int nsyn;
     cfg_syn_t syn[CFG_MAX_SYN];

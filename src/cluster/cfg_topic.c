@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster/cfg_broker.h"
+#include "cluster/cfg_val.h"
 #include "util/compress.h"
 
 #define NONE_MIN INT64_MIN
@@ -157,88 +158,7 @@ void cfg_topic_defaults(topic_cfg_t *cfg)
     cfg->max_compaction_lag_ms = INT64_MAX;
 }
 
-/* ---- parsing, as Java's ConfigDef.parseType does ---- */
-
-/* Copies s without surrounding whitespace into buf. */
-static const char *cfg_trim(const char *s, char *buf, size_t cap)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1]))
-        n--;
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    return buf;
-}
-
-/* Long.parseLong: optional sign, decimal digits, no overflow. */
-static int cfg_parse_long(const char *s, int64_t *out)
-{
-    const char *p = s;
-    int neg = 0;
-    uint64_t v = 0, lim;
-
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (!*p)
-        return -1;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
-        if (v > (lim - (uint64_t)(*p - '0')) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return 0;
-}
-
-static int cfg_parse_bool(const char *s, bool *out)
-{
-    if (!strcasecmp(s, "true"))
-        *out = true;
-    else if (!strcasecmp(s, "false"))
-        *out = false;
-    else
-        return -1;
-    return 0;
-}
-
-static int cfg_parse_double(const char *s, double *out)
-{
-    char *end;
-    if (!*s)
-        return -1;
-    errno = 0;
-    *out = strtod(s, &end);
-    return *end || errno == ERANGE ? -1 : 0;
-}
-
-static int cfg_in(const char *const *choices, const char *s, size_t len)
-{
-    for (int i = 0; choices[i]; i++)
-        if (strlen(choices[i]) == len && !memcmp(choices[i], s, len))
-            return 1;
-    return 0;
-}
-
-static int16_t cfg_bad(char *err, size_t errlen, const char *value, const char *key,
-                       const char *why)
-{
-    snprintf(err, errlen, "Invalid value %s for configuration %s: %s", value, key, why);
-    return KERR_INVALID_CONFIG;
-}
-
-static void cfg_choices_text(const char *const *choices, char *buf, size_t cap)
-{
-    size_t n = (size_t)snprintf(buf, cap, "String must be one of: ");
-    for (int i = 0; choices[i] && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", choices[i]);
-}
+/* ---- checks (values parsed by cfg_val.h, as Kafka's ConfigDef does) ---- */
 
 /* Kafka's ThrottledReplicaListValidator: the literal "*", or elements
  * that are each empty or "<digits>:<digits>" once trimmed. */
@@ -280,7 +200,7 @@ static int16_t cfg_check_list(const cfg_topic_key_t *k, const char *v, char *err
                  k->name);
         char shown[300];
         snprintf(shown, sizeof(shown), "[%.200s]", v);
-        return cfg_bad(err, errlen, shown, k->name, why);
+        return cfg_val_bad(err, errlen, shown, k->name, why);
     }
     if (!*v)
         return 0;
@@ -295,11 +215,11 @@ static int16_t cfg_check_list(const cfg_topic_key_t *k, const char *v, char *err
             snprintf(err, errlen, "Configuration '%s' values must not be empty.", k->name);
             return KERR_INVALID_CONFIG;
         }
-        if (!cfg_in(k->choices, p, n)) {
+        if (!cfg_val_in(k->choices, p, n, 0)) {
             char item[256];
             snprintf(item, sizeof(item), "%.*s", (int)n, p);
-            cfg_choices_text(k->choices, why, sizeof(why));
-            return cfg_bad(err, errlen, item, k->name, why);
+            cfg_val_choices_text(k->choices, 0, why, sizeof(why));
+            return cfg_val_bad(err, errlen, item, k->name, why);
         }
         if (!e)
             return 0;
@@ -312,14 +232,15 @@ static int16_t cfg_check_range(const cfg_topic_key_t *k, int64_t v, const char *
 {
     char why[96];
     if (!strcmp(k->name, "compression.gzip.level") && v != -1 && (v < 1 || v > 9))
-        return cfg_bad(err, errlen, raw, k->name, "Value must be between 1 and 9 or equal to -1");
+        return cfg_val_bad(err, errlen, raw, k->name,
+                           "Value must be between 1 and 9 or equal to -1");
     if (v < k->min) {
         snprintf(why, sizeof(why), "Value must be at least %" PRId64, k->min);
-        return cfg_bad(err, errlen, raw, k->name, why);
+        return cfg_val_bad(err, errlen, raw, k->name, why);
     }
     if (v > k->max) {
         snprintf(why, sizeof(why), "Value must be no more than %" PRId64, k->max);
-        return cfg_bad(err, errlen, raw, k->name, why);
+        return cfg_val_bad(err, errlen, raw, k->name, why);
     }
     return 0;
 }
@@ -335,34 +256,34 @@ int16_t cfg_topic_check(const cfg_topic_key_t *k, const char *value, char *err, 
         snprintf(err, errlen, "Null value not supported for topic configs: %s", k->name);
         return KERR_INVALID_CONFIG;
     }
-    cfg_trim(value, t, sizeof(t));
+    cfg_val_trim(value, t, sizeof(t));
     switch (k->type) {
     case CFG_T_BOOLEAN:
-        if (cfg_parse_bool(t, &b) < 0)
-            return cfg_bad(err, errlen, value, k->name,
+        if (cfg_val_bool(t, &b) < 0)
+            return cfg_val_bad(err, errlen, value, k->name,
                            "Expected value to be either true or false");
         return 0;
     case CFG_T_INT:
     case CFG_T_LONG:
-        if (cfg_parse_long(t, &l) < 0 || (k->type == CFG_T_INT && (l < INT32_MIN || l > INT32_MAX)))
-            return cfg_bad(err, errlen, value, k->name,
+        if (cfg_val_long(t, &l) < 0 || (k->type == CFG_T_INT && (l < INT32_MIN || l > INT32_MAX)))
+            return cfg_val_bad(err, errlen, value, k->name,
                            k->type == CFG_T_INT ? "Not a number of type INT"
                                                 : "Not a number of type LONG");
         return cfg_check_range(k, l, value, err, errlen);
     case CFG_T_DOUBLE:
-        if (cfg_parse_double(t, &d) < 0)
-            return cfg_bad(err, errlen, value, k->name, "Not a number of type DOUBLE");
+        if (cfg_val_double(t, &d) < 0)
+            return cfg_val_bad(err, errlen, value, k->name, "Not a number of type DOUBLE");
         if (d < 0)
-            return cfg_bad(err, errlen, value, k->name, "Value must be at least 0");
+            return cfg_val_bad(err, errlen, value, k->name, "Value must be at least 0");
         if (d > 1)
-            return cfg_bad(err, errlen, value, k->name, "Value must be no more than 1");
+            return cfg_val_bad(err, errlen, value, k->name, "Value must be no more than 1");
         return 0;
     case CFG_T_LIST:
         return cfg_check_list(k, t, err, errlen);
     default:
-        if (k->choices && !cfg_in(k->choices, t, strlen(t))) {
-            cfg_choices_text(k->choices, why, sizeof(why));
-            return cfg_bad(err, errlen, value, k->name, why);
+        if (k->choices && !cfg_val_in(k->choices, t, strlen(t), 0)) {
+            cfg_val_choices_text(k->choices, 0, why, sizeof(why));
+            return cfg_val_bad(err, errlen, value, k->name, why);
         }
         return 0;
     }
@@ -410,8 +331,8 @@ void cfg_topic_apply(topic_cfg_t *cfg, const cfg_topic_key_t *k, const char *val
     int64_t v;
     const char *n = k->name;
 
-    cfg_trim(value, t, sizeof(t));
-    if (cfg_apply_text(cfg, n, t) || cfg_parse_long(t, &v) < 0)
+    cfg_val_trim(value, t, sizeof(t));
+    if (cfg_apply_text(cfg, n, t) || cfg_val_long(t, &v) < 0)
         return;
     if (!strcmp(n, "segment.bytes"))
         cfg->log.segment_bytes = v;
@@ -544,7 +465,7 @@ void cfg_topic_resolve(const cfg_topic_key_t *k, const mi_config_t *dyn, const p
     if (first_scale_syn > 0) { /* hours or minutes: shown in the key's unit */
         char t[64];
         int64_t n;
-        if (cfg_parse_long(cfg_trim(out->value, t, sizeof(t)), &n) == 0) {
+        if (cfg_val_long(cfg_val_trim(out->value, t, sizeof(t)), &n) == 0) {
             int64_t scale = k->syn_scale[first_scale_syn];
             int64_t ms = n < 0 ? -1 : (n > INT64_MAX / scale ? INT64_MAX : n * scale);
             snprintf(out->scaled, sizeof(out->scaled), "%" PRId64, ms);
@@ -567,7 +488,7 @@ void cfg_topic_apply_static(topic_cfg_t *cfg, const props_t *props)
             if (!v)
                 continue;
             if (k->syn_scale[s] > 1) {
-                if (cfg_parse_long(cfg_trim(v, t, sizeof(t)), &n) < 0)
+                if (cfg_val_long(cfg_val_trim(v, t, sizeof(t)), &n) < 0)
                     break;
                 int64_t sc = k->syn_scale[s];
                 snprintf(val, sizeof(val), "%" PRId64,

@@ -370,6 +370,7 @@ void log_free(log_t *log)
     free(log->segs);
     log_ecache_free(&log->epochs);
     log_pstate_free(&log->pstate);
+    log_snap_free(&log->snap);
     free(log->dir);
     free(log->topic);
     free(log);
@@ -389,6 +390,11 @@ int log_close(log_t *log)
         log_free(log);
         errno = e;
         return -1;
+    }
+    if (log->snap_due) { /* a roll's, not taken */
+        log->snap_due = 0;
+        log_snap_write(&log->snap);
+        log_snapshot_done(log, &log->snap);
     }
     log_pstate_set_end(&log->pstate, log_end_offset(log));
     if (log_pstate_snapshot(&log->pstate) < 0) {
@@ -581,10 +587,40 @@ int log_roll_at(log_t *log, int64_t base, int64_t now_ms)
      * restart without a scan, older ones only cost space. The snapshot
      * only spares a replay, so a failure to write it fails nothing. */
     log_pstate_set_end(&log->pstate, base);
-    if (log_pstate_snapshot(&log->pstate) < 0)
-        lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
+    log_snapshot_render(log);
     log_pstate_delete_before(&log->pstate, prev_base);
     return 0;
+}
+
+/* ---- producer snapshots off the loop ---- */
+
+/* Renders the snapshot due at a roll; an older one nobody took is written
+ * here, first (rarely: whoever rolls takes it). */
+void log_snapshot_render(log_t *log)
+{
+    if (log->snap_due) {
+        log_snap_write(&log->snap);
+        log_snapshot_done(log, &log->snap);
+    }
+    log->snap_due = log_pstate_snapshot_render(&log->pstate, &log->snap);
+}
+
+int log_snapshot_take(log_t *log, log_snap_t *snap)
+{
+    if (!log->snap_due)
+        return 0;
+    *snap = log->snap;
+    memset(&log->snap, 0, sizeof(log->snap));
+    log->snap_due = 0;
+    return 1;
+}
+
+void log_snapshot_done(log_t *log, log_snap_t *snap)
+{
+    /* The snapshot only spares the next open a replay: a failure to write
+     * it fails nothing. */
+    if (log_pstate_snapshot_done(&log->pstate, snap) < 0)
+        lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
 }
 
 int16_t log_roll(log_t *log, int64_t now_ms)

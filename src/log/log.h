@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "log/log_batch.h"
+#include "util/buf.h"
 
 /* Topic-level configuration; the Kafka key names are in the comments. */
 typedef struct log_config_s {
@@ -175,8 +176,10 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
 /* Writes wr's bytes and closes wr->fd. Thread-safe: touches only wr. */
 void log_write_run(log_write_t *wr);
 /* Takes a written batch into the log; writes must be committed in the
- * order they were placed. A failed write takes the log offline (later
- * batches may have been written after it). Returns 0 or
+ * order they were placed. A failed write fails the batches placed after
+ * it too (they lie past a gap), and log_append_place refuses new ones
+ * until the last of them is committed; the log is then as before the
+ * failed one (undone), and takes appends again. Returns 0 or
  * KAFKA_STORAGE_ERROR. */
 int16_t log_append_commit(log_t *log, log_write_t *wr);
 /* Batches placed and not yet committed. */
@@ -343,6 +346,25 @@ void log_epoch_end_offset(const log_t *log, int32_t epoch,
                           int64_t *end_offset, int32_t *epoch_out);
 
 /* ---- producer state ---- */
+
+/* A producer state snapshot, rendered on the loop and written (with its
+ * fsyncs) on a worker. A roll renders one; the caller takes it
+ * (log_snapshot_take), writes it (log_snap_write, any thread) and hands it
+ * back (log_snapshot_done, or log_snap_free when the log is gone). One not
+ * taken is written at the next roll or at close. */
+typedef struct log_snap_s {
+    char *path;
+    buf_t data;
+    int64_t offset;
+    int rc;  /* log_ckpt_write_file's result */
+    int err; /* its errno */
+} log_snap_t;
+
+/* 1 and *snap when a rendered snapshot waits to be written, else 0. */
+int log_snapshot_take(log_t *log, log_snap_t *snap);
+void log_snap_write(log_snap_t *snap);
+void log_snapshot_done(log_t *log, log_snap_t *snap);
+void log_snap_free(log_snap_t *snap);
 
 typedef struct log_producer_info_s {
     int64_t producer_id;

@@ -5,7 +5,14 @@
  * thread. A placed batch lies past the segment's size until its commit,
  * so reads, indexes, flushes and recovery points never cover bytes that
  * are not written yet. A roll would seal the segment under pending
- * writes, so placing one that needs it waits for their commit. */
+ * writes, so placing one that needs it waits for their commit.
+ *
+ * A failed write (a full disk) fails every batch placed with it: those
+ * after it may be written, but past a gap. Nothing more is placed until
+ * the last of them is committed; then the run is undone as one (the file
+ * cut back to the committed size, producer state and epochs back to the
+ * committed log end), and the log takes appends again once the disk
+ * does. */
 #include "log/log_int.h"
 
 #include <errno.h>
@@ -13,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fault.h"
 #include "util/logging.h"
 
 /* Whether h (len bytes) still fits the active segment behind the pending
@@ -36,6 +44,12 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
 
     memset(wr, 0, sizeof(*wr));
     wr->fd = -1;
+    if (log->pend_failed) {
+        res->base_offset = res->last_offset = res->log_append_time = -1;
+        res->log_start_offset = log->log_start_offset;
+        res->duplicate = 0;
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
     err = log_append_prepare(log, batch, len, leader_epoch, now_ms, res, &h);
     if (err || res->duplicate)
         return err;
@@ -75,13 +89,44 @@ void log_write_run(log_write_t *wr)
     wr->fd = -1;
 }
 
+/* Undoes a failed run of placed writes, its last batch committed: what
+ * they wrote is cut off, and what placing them changed is rebuilt from
+ * the committed log (producer state from its snapshot and the log, as a
+ * truncation does). An epoch that one of them started is dropped from
+ * the cache; if the checkpoint cannot be rewritten now, the file names an
+ * epoch starting past the log end, which the next assignment or open
+ * trims. Only a failure to cut or to rebuild takes the log offline. */
+static void log_pending_undo(log_t *log)
+{
+    log_segment_t *act = log_active(log);
+    int64_t leo = log_end_offset(log);
+
+    log->pend_failed = 0;
+    if (log->offline)
+        return; /* its files stay as they are for the next open's recovery */
+    if (fault_ftruncate(act->fd, (off_t)act->size) < 0) {
+        log_set_offline(log, "the writes of a failed append could not be cut off");
+        return;
+    }
+    if (log_ecache_truncate_end(&log->epochs, leo) && log_save_epochs(log) < 0)
+        lg_warn("log %s: epoch checkpoint rewritten later", log->dir);
+    if (log_pstate_reload(&log->pstate, log->log_start_offset, leo, log->last_flush_ms,
+                          log->cfg.producer_id_expiration_ms) < 0 ||
+        log_replay_pstate(log) < 0)
+        log_set_offline(log, "producer state could not be rebuilt after a failed append");
+}
+
 int16_t log_append_commit(log_t *log, log_write_t *wr)
 {
     log->pending--;
-    if (wr->err) {
+    if (wr->err && !log->pend_failed) {
         errno = wr->err;
         lg_error("log %s: append failed: %s", log->dir, strerror(errno));
-        log_set_offline(log, "a write placed after others failed");
+        log->pend_failed = 1;
+    }
+    if (log->pend_failed) {
+        if (log->pending == 0)
+            log_pending_undo(log);
         return KERR_KAFKA_STORAGE_ERROR;
     }
     if (log_is_down(log))

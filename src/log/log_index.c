@@ -10,7 +10,8 @@
  *
  * While a segment is active its index files are pre-allocated (sparse) to
  * segment.index.bytes and the tail past the entries is zeros; they are cut
- * to N x entry size when the segment rolls or the log is closed. An index
+ * to N x entry size when the segment rolls or the log is closed. Disk
+ * space for the entries is allocated a little ahead of them (idx_reserve). An index
  * whose size is not a whole number of entries, or whose entries are out of
  * order, is rebuilt from the .log by the caller. */
 #include "log/log_index.h"
@@ -24,6 +25,13 @@
 #include <unistd.h>
 
 #include "util/fault.h"
+#include "util/logging.h"
+
+/* Reservations grow by doubling from one page to this many bytes at a
+ * time: a quiet partition's index costs a page of disk, a busy one a few
+ * fallocate calls per segment. */
+#define IDX_RESERVE_MIN 4096
+#define IDX_RESERVE_MAX (1024 * 1024)
 
 static uint32_t idx_get32(const uint8_t *p)
 {
@@ -129,6 +137,46 @@ int log_index_make_writable(log_index_t *idx, int32_t max_bytes)
     return rc;
 }
 
+/* Makes sure the first `upto` entries have disk space before they are
+ * stored to through the map (log_index.h, "A full disk"). Opens the file
+ * by name: an index keeps no descriptor open, since every partition has an
+ * active segment and the descriptor budget is shared with the sockets.
+ * Returns 0, or -1 with errno (ENOSPC past the mapped capacity). */
+static int idx_reserve(log_index_t *idx, int32_t upto)
+{
+    size_t need = (size_t)upto * (size_t)idx->entry_size, step, want;
+    int fd, rc, e;
+
+    if (need <= idx->reserved)
+        return 0;
+    if (!idx->writable || need > idx->map_len) {
+        errno = ENOSPC;
+        return -1;
+    }
+    step = idx->reserved < IDX_RESERVE_MIN ? IDX_RESERVE_MIN : idx->reserved;
+    step = step > IDX_RESERVE_MAX ? IDX_RESERVE_MAX : step;
+    want = idx->reserved + step < need ? need : idx->reserved + step;
+    want = want > idx->map_len ? idx->map_len : want;
+    fd = fault_open(idx->path, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    rc = fault_fallocate(fd, (off_t)idx->reserved, (off_t)(want - idx->reserved));
+    e = errno;
+    close(fd);
+    if (rc == 0) {
+        if (idx->no_space)
+            lg_info("%s: disk space for index entries again", idx->path);
+        idx->no_space = 0;
+        idx->reserved = want;
+        return 0;
+    }
+    if (!idx->no_space)
+        lg_warn("%s: no disk space for index entries, skipping them: %s", idx->path, strerror(e));
+    idx->no_space = 1;
+    errno = e;
+    return -1;
+}
+
 /* Maps a read-only index on first use. On failure the index behaves as
  * empty, which only makes lookups scan more of the .log. */
 static int idx_map(log_index_t *idx)
@@ -153,7 +201,11 @@ static int idx_map(log_index_t *idx)
 
 int log_index_trim(log_index_t *idx)
 {
+    size_t used = (size_t)idx->entries * (size_t)idx->entry_size;
+
     idx_unmap(idx);
+    if (idx->reserved > used)
+        idx->reserved = used;
     idx->writable = 0;
     idx->dirty = 1;
     idx->max_entries = idx->entries;
@@ -196,6 +248,8 @@ void log_index_reset(log_index_t *idx)
 {
     idx->entries = 0;
     idx->bad_size = 0;
+    /* the entries counted from the file length may have been holes */
+    idx->reserved = 0;
     if (!idx->writable) {
         idx_unmap(idx);
         idx->max_entries = 0;
@@ -246,6 +300,8 @@ int log_oidx_append(log_index_t *idx, int64_t offset, int32_t position)
         errno = ENOSPC;
         return -1;
     }
+    if (idx_reserve(idx, idx->entries + 1) < 0)
+        return -1;
     p = idx->map + (size_t)idx->entries * LOG_OFFSET_INDEX_ENTRY;
     idx_put32(p, (uint32_t)(offset - idx->base_offset));
     idx_put32(p + 4, (uint32_t)position);
@@ -367,6 +423,9 @@ int log_tidx_maybe_append(log_index_t *idx, int64_t ts, int64_t offset, int skip
          * final entry too (the max is then recomputed from the .log) */
         return 0;
     }
+    /* the seal's entry (skip_full) takes the slot kept for it */
+    if (idx_reserve(idx, idx->entries + (skip_full ? 1 : 2)) < 0)
+        return -1;
     p = idx->map + (size_t)idx->entries * LOG_TIME_INDEX_ENTRY;
     idx_put64(p, ts);
     idx_put32(p + 8, (uint32_t)(offset - idx->base_offset));

@@ -3,7 +3,16 @@
  * big-endian entries whose first field is ordered; the active segment's
  * files are pre-allocated to segment.index.bytes and memory-mapped
  * read-write, closed segments' files are trimmed to their entries and
- * mapped read-only on first use. */
+ * mapped read-only on first use.
+ *
+ * A full disk. The pre-allocated file is sparse, and a store through the
+ * map into a hole the file system cannot back kills the process (SIGBUS).
+ * So disk space is reserved (fallocate) ahead of the entries before any
+ * store lands there. When it cannot be, the entry is skipped: the index is
+ * sparse by design, a missing entry only makes a lookup read further in
+ * the .log, and the batch itself is written or refused by its own write.
+ * The time index keeps one reserved slot beyond its entries for the entry
+ * its segment's seal adds. */
 #ifndef STRAND_LOG_LOG_INDEX_H
 #define STRAND_LOG_LOG_INDEX_H
 
@@ -24,6 +33,9 @@ typedef struct log_index_s {
     int writable;
     int bad_size;        /* the file length was not a multiple of entries */
     int dirty;           /* trimmed since the last flush (fsync the file) */
+    size_t reserved;     /* writable: bytes from the start known to have
+                            disk space allocated (stores may go there) */
+    int no_space;        /* the last reservation failed (logged once) */
 } log_index_t;
 
 /* Opens the index file at path (taking ownership of path), creating it if
@@ -53,7 +65,8 @@ int log_index_is_full(const log_index_t *idx);
  * its .log is removed when the log is next opened). */
 int log_index_delete(log_index_t *idx);
 
-/* Offset index entries. */
+/* Offset index entries. Returns 0, or -1 with errno ENOSPC when the index
+ * is full or no disk space could be reserved for the entry (not added). */
 int log_oidx_append(log_index_t *idx, int64_t offset, int32_t position);
 /* The greatest entry with offset <= target, or (base_offset, 0). */
 void log_oidx_lookup(log_index_t *idx, int64_t target, int64_t *offset,
@@ -70,7 +83,8 @@ void log_oidx_truncate_to(log_index_t *idx, int64_t offset);
 
 /* Time index: appends (ts, offset) only if ts is larger than the last
  * entry's timestamp (as Kafka's TimeIndex.maybeAppend). Returns 0, or -1
- * with errno = ENOSPC when full and not skip_full. */
+ * with errno = ENOSPC when full and not skip_full, or when no disk space
+ * could be reserved for the entry (not added). */
 int log_tidx_maybe_append(log_index_t *idx, int64_t ts, int64_t offset,
                           int skip_full);
 /* The greatest entry with timestamp <= ts, or (-1, base_offset). */

@@ -334,8 +334,11 @@ int log_segment_seal(log_segment_t *seg)
     int64_t ts = log_segment_max_ts(seg, &off);
     int rc = 0, e = 0;
 
-    if (seg->tidx.writable && ts >= 0)
-        log_tidx_maybe_append(&seg->tidx, ts, off, 1);
+    /* A sealed segment's largest timestamp is its time index's last entry
+     * (for retention and lookups by time): without disk space for it the
+     * seal fails, the segment still active and whole. */
+    if (seg->tidx.writable && ts >= 0 && log_tidx_maybe_append(&seg->tidx, ts, off, 1) < 0)
+        return -1;
     if (seg->oidx.writable && log_index_trim(&seg->oidx) < 0) {
         rc = -1;
         e = errno;
@@ -432,9 +435,11 @@ void log_segment_account(log_segment_t *seg, size_t len, const log_batch_hdr_t *
         seg->max_ts_offset = last;
     }
     if (seg->bytes_since_index > index_interval) {
-        log_oidx_append(&seg->oidx, last, (int32_t)pos);
+        /* an entry without disk space is skipped (log_index.h, "A full
+         * disk"); the next batch tries again */
+        if (log_oidx_append(&seg->oidx, last, (int32_t)pos) == 0)
+            seg->bytes_since_index = 0;
         log_tidx_maybe_append(&seg->tidx, seg->max_ts, seg->max_ts_offset, 0);
-        seg->bytes_since_index = 0;
     }
     seg->bytes_since_index += (int64_t)len;
 }

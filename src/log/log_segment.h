@@ -114,7 +114,8 @@ int64_t log_segment_largest_ts(log_segment_t *seg);
 int log_segment_truncate_to(log_segment_t *seg, int64_t offset,
                             const log_config_t *cfg);
 /* The segment stops being active: final time index entry, trims the
- * indexes. Returns 0 or -1 with errno (log_segment_unseal() undoes). */
+ * indexes. Returns 0 or -1 with errno (log_segment_unseal() undoes); with
+ * no disk space for the final entry, -1 (ENOSPC) with nothing changed. */
 int log_segment_seal(log_segment_t *seg);
 /* Makes a sealed segment the active one again (a roll that failed after
  * sealing). Returns 0 or -1 with errno. */

@@ -286,7 +286,7 @@ static const struct {
     const char *name;
     int op;
 } fault_aliases[] = {
-    {"pwrite", FAULT_WRITE},   {"fsync", FAULT_SYNC},    {"fdatasync", FAULT_SYNC},
+    {"pwrite", FAULT_WRITE},   {"fallocate", FAULT_WRITE}, {"fsync", FAULT_SYNC},    {"fdatasync", FAULT_SYNC},
     {"ftruncate", FAULT_TRUNCATE}, {"opendir", FAULT_OPEN}, {"remove", FAULT_UNLINK},
 };
 

@@ -31,7 +31,9 @@
  * the first armed decides. Spec grammar: rules separated by ';', each
  * "kind[:key=value]...":
  *   kind   open read write sync msync rename truncate unlink mkdir mmap any
- *          (aliases: pwrite, fsync, fdatasync, ftruncate, opendir, remove)
+ *          (aliases: pwrite, fallocate, fsync, fdatasync, ftruncate, opendir,
+ *          remove); a write rule also fails fallocate, so that
+ *          "write:errno=ENOSPC" is a full disk for both
  *   nth=N     fail the Nth matching call only (counted from arming)
  *   after=N   fail every matching call after the first N (default 0)
  *   count=K   fail K calls from there on (nth: the Nth to the N+K-1th;
@@ -45,6 +47,7 @@
 
 #include <dirent.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,7 +60,7 @@
 typedef enum fault_op_e {
     FAULT_OPEN,     /* open, opendir */
     FAULT_READ,     /* pread, read */
-    FAULT_WRITE,    /* pwrite, write */
+    FAULT_WRITE,    /* pwrite, write, fallocate (all take disk space) */
     FAULT_SYNC,     /* fsync, fdatasync */
     FAULT_MSYNC,    /* msync */
     FAULT_RENAME,   /* rename */
@@ -173,6 +176,22 @@ static inline ssize_t fault_write(int fd, const void *p, size_t n)
     if (FAULT_FAILS(FAULT_WRITE, &n))
         return -1;
     return write(fd, p, n);
+}
+
+/* posix_fallocate, but returning 0 or -1 with errno as the others do. It
+ * counts as a write: it is where a full disk says so for space reserved
+ * ahead of stores through a memory map. */
+static inline int fault_fallocate(int fd, off_t off, off_t len)
+{
+    int e;
+
+    if (FAULT_FAILS(FAULT_WRITE, NULL))
+        return -1;
+    e = posix_fallocate(fd, off, len);
+    if (e == 0)
+        return 0;
+    errno = e;
+    return -1;
 }
 
 static inline int fault_fsync(int fd)

@@ -50,14 +50,20 @@ static void tl_write_props(const tl_broker *b, const char *const *extra)
     f = fopen(path, "w");
     if (!f)
         tl_fail("%s: %s", path, strerror(errno));
+    /* a single-node KRaft configuration, as Kafka 4.4 needs it (the
+     * controller listener is not opened by strand, its port only named) */
+    int cport = tl_free_port();
     fprintf(f, "# written by tests/testlib\n"
+               "process.roles=broker,controller\n"
                "node.id=1\n"
-               "listeners=PLAINTEXT://127.0.0.1:%d\n"
+               "controller.quorum.voters=1@127.0.0.1:%d\n"
+               "controller.listener.names=CONTROLLER\n"
+               "listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d\n"
                "advertised.listeners=PLAINTEXT://127.0.0.1:%d\n"
                "log.dirs=%s/data\n"
                "num.partitions=4\n"
                "auto.create.topics.enable=true\n",
-            b->port, b->port, b->dir);
+            cport, b->port, cport, b->port, b->dir);
     for (; extra && *extra; extra++)
         fprintf(f, "%s\n", *extra);
     fclose(f);

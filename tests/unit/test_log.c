@@ -414,7 +414,17 @@ static void test_roll_by_size(void)
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000006.timeindex")), 12);
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000012.index")), 4096);
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000012.timeindex")), 4092);
-    /* snapshots written at each roll */
+    /* a snapshot rendered at each roll, for the caller to write off the
+     * loop; the last one waits to be taken */
+    CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000012.snapshot")), -1);
+    {
+        log_snap_t snap, none;
+        CU_ASSERT_EQUAL_FATAL(log_snapshot_take(log, &snap), 1);
+        CU_ASSERT_EQUAL(snap.offset, 12);
+        CU_ASSERT_EQUAL(log_snapshot_take(log, &none), 0); /* taken: none due now */
+        log_snap_write(&snap);
+        log_snapshot_done(log, &snap);
+    }
     CU_ASSERT(file_size(path_in(dir, "00000000000000000012.snapshot")) == 10);
     /* reads cross segment boundaries one segment at a time */
     {
@@ -1325,40 +1335,86 @@ static void test_async_roll_waits(void)
     log_close(log);
 }
 
-/* A failed write takes the log offline (a later write may already be in
- * the file after the gap); recovery keeps what was committed. */
+/* Places a batch of producer 7 at sequence seq with leader epoch epoch
+ * (asserting it is placed). */
+static void place_seq(log_t *log, int32_t seq, int32_t epoch, uint8_t **b, log_write_t *wr)
+{
+    tb_t t = tb(2, NOW - 1000 + seq);
+    size_t len;
+    log_append_result_t res;
+
+    t.pid = 7;
+    t.pepoch = 0;
+    t.seq = seq;
+    *b = mkbatch(&t, &len);
+    CU_ASSERT_EQUAL(log_append_place(log, *b, len, epoch, NOW, &res, wr), 0);
+}
+
+/* A failed write (a full disk) fails the batches placed after it too
+ * (they were written past a gap), refuses new ones until the last is
+ * committed, and is then undone: file, offsets, producer state and the
+ * epoch it started are as before, so the producer's retry at the same
+ * sequence is taken at once, and a reopen finds exactly the committed
+ * batches. */
 static void test_async_failed_write(void)
 {
     const char *dir = fresh_dir();
     log_config_t cfg = small_cfg();
     log_t *log = open_log(dir, &cfg, 0);
-    tb_t t = tb(2, 1000);
-    size_t len;
-    uint8_t *b = mkbatch(&t, &len);
-    log_write_t wr[2];
+    uint8_t *b[4];
+    log_write_t wr[4];
     log_append_result_t res;
+    log_producer_info_t pi;
+    int64_t size0;
+    int32_t eo;
+    int64_t end;
 
-    append(log, &t, 0);
-    int64_t size0 = log_size_bytes(log);
-    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr[0]), 0);
-    CU_ASSERT_EQUAL(log_append_place(log, b, len, 0, NOW, &res, &wr[1]), 0);
-    close(wr[0].fd);
-    wr[0].fd = open("/dev/null", O_RDONLY); /* its write fails (EBADF) */
+    place_seq(log, 0, 0, &b[0], &wr[0]);
     log_write_run(&wr[0]);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr[0]), 0);
+    size0 = log_size_bytes(log);
+    place_seq(log, 2, 1, &b[1], &wr[1]); /* epoch 1 starts at offset 2 */
+    place_seq(log, 4, 1, &b[2], &wr[2]);
+    CU_ASSERT_EQUAL(log_latest_epoch(log), 1);
+    close(wr[1].fd);
+    wr[1].fd = open("/dev/null", O_RDONLY); /* its write fails (EBADF) */
     log_write_run(&wr[1]);
-    CU_ASSERT_NOT_EQUAL(wr[0].err, 0);
-    CU_ASSERT_EQUAL(wr[1].err, 0);
-    CU_ASSERT_EQUAL(log_append_commit(log, &wr[0]), 56);
+    log_write_run(&wr[2]);
+    CU_ASSERT_NOT_EQUAL(wr[1].err, 0);
+    CU_ASSERT_EQUAL(wr[2].err, 0);
     CU_ASSERT_EQUAL(log_append_commit(log, &wr[1]), 56);
-    CU_ASSERT(log_offline(log));
+    /* nothing more is placed while the failed run has a batch out */
+    CU_ASSERT_EQUAL(log_append_place(log, b[2], wr[2].len, 1, NOW, &res, &wr[3]), 56);
+    CU_ASSERT_EQUAL(wr[3].fd, -1);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr[2]), 56);
+    CU_ASSERT_FALSE(log_offline(log));
     CU_ASSERT_EQUAL(log_pending_writes(log), 0);
     CU_ASSERT_EQUAL(log_end_offset(log), 2);
-    log_close(log);
-    log = open_log(dir, &cfg, 0);
-    CU_ASSERT_EQUAL(log_end_offset(log), 2);
     CU_ASSERT_EQUAL(log_size_bytes(log), size0);
-    CU_ASSERT_EQUAL(append(log, &t, 0), 2);
-    free(b);
+    CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000000.log")), size0);
+    CU_ASSERT_EQUAL(log_latest_epoch(log), 0);
+    log_epoch_end_offset(log, 0, &end, &eo);
+    CU_ASSERT_EQUAL(end, 2);
+    CU_ASSERT(log_producer_lookup(log, 7, &pi));
+    CU_ASSERT_EQUAL(pi.last_sequence, 1);
+    /* the producer's retry of sequence 2 is the next batch, at offset 2 */
+    for (int i = 1; i < 3; i++)
+        free(b[i]);
+    place_seq(log, 2, 1, &b[1], &wr[1]);
+    CU_ASSERT_EQUAL(wr[1].h.base_offset, 2);
+    log_write_run(&wr[1]);
+    CU_ASSERT_EQUAL(log_append_commit(log, &wr[1]), 0);
+    CU_ASSERT_EQUAL(log_end_offset(log), 4);
+    CU_ASSERT_EQUAL(log_close(log), 0);
+    log = open_log(dir, &cfg, 0);
+    CU_ASSERT_EQUAL(log_end_offset(log), 4);
+    CU_ASSERT_EQUAL(log_size_bytes(log), size0 + (int64_t)wr[1].len);
+    CU_ASSERT(log_producer_lookup(log, 7, &pi));
+    CU_ASSERT_EQUAL(pi.last_sequence, 3);
+    log_epoch_end_offset(log, 0, &end, &eo);
+    CU_ASSERT_EQUAL(end, 2);
+    free(b[0]);
+    free(b[1]);
     log_close(log);
 }
 
@@ -1482,7 +1538,7 @@ int main(void)
     CU_add_test(s, "append I/O failure", test_append_io_failure);
     CU_add_test(s, "placed batches: offsets now, bytes at commit", test_async_place_commit);
     CU_add_test(s, "placed batch needing a roll waits", test_async_roll_waits);
-    CU_add_test(s, "failed placed write takes the log offline", test_async_failed_write);
+    CU_add_test(s, "failed placed writes are undone", test_async_failed_write);
     CU_add_test(s, "log uid", test_async_uid);
     CU_add_test(s, "kill -9 loop", test_kill9_loop);
     int rc = unit_run();

@@ -1,0 +1,209 @@
+/* The rules between keys that a Kafka 4.4 broker checks at start-up, after
+ * each key's own value, with Kafka's messages: the quorum is given, a
+ * controller is one of its voters, broker.id agrees with node.id, the
+ * controller listeners are (or, on a broker-only node, are not) among the
+ * listeners, and the inter-broker listener is one of the advertised broker
+ * listeners. Then the shapes Strand cannot run yet, refused with a message
+ * that says so rather than run as something else:
+ *   - a controller-only node (process.roles=controller);
+ *   - a broker-only node (process.roles=broker): it needs a controller
+ *     quorum elsewhere, which Strand cannot join;
+ *   - a quorum of several voters;
+ *   - a listener whose security protocol is not PLAINTEXT (no TLS or SASL
+ *     yet); security keys are refused before that (broker_config_sec.c). */
+#include "broker/broker_config_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cluster/cfg_broker.h"
+#include "cluster/cfg_val.h"
+#include "util/mem.h"
+
+static bool bcfg_blank(const char *s)
+{
+    while (s && isspace((unsigned char)*s))
+        s++;
+    return !s || !*s;
+}
+
+/* Voter ids of controller.quorum.voters, as "1, 2, 3"; whether node is one
+ * of them, and whether another node is. */
+typedef struct bcfg_voters_s {
+    int32_t node;
+    bool self, others;
+    char ids[256];
+} bcfg_voters_t;
+
+static int bcfg_voter_item(const char *item, size_t len, void *arg)
+{
+    bcfg_voters_t *v = arg;
+    int32_t id = (int32_t)strtol(item, NULL, 10); /* checked: digits@host:port */
+    size_t n = strlen(v->ids);
+
+    (void)len;
+    v->self |= id == v->node;
+    v->others |= id != v->node;
+    snprintf(v->ids + n, sizeof(v->ids) - n, "%s%d", n ? ", " : "", id);
+    return 0;
+}
+
+static int bcfg_rule_quorum(broker_config_t *cfg, bcfg_voters_t *v)
+{
+    const char *voters = props_get(&cfg->props, "controller.quorum.voters");
+    const char *boot = props_get(&cfg->props, "controller.quorum.bootstrap.servers");
+
+    memset(v, 0, sizeof(*v));
+    v->node = cfg->node_id;
+    if (bcfg_blank(voters) && bcfg_blank(boot))
+        return bcfg_refuse("If using process.roles, either controller.quorum.bootstrap.servers "
+                           "must contain the set of bootstrap controllers or "
+                           "controller.quorum.voters must contain a parseable set of "
+                           "controllers.");
+    if (!bcfg_blank(voters))
+        cfg_val_items(voters, bcfg_voter_item, v);
+    if (cfg->role_controller && !bcfg_blank(voters) && !v->self)
+        return bcfg_refuse("If process.roles contains the 'controller' role, the node id %d must "
+                           "be included in the set of voters controller.quorum.voters=Set(%s)",
+                           cfg->node_id, v->ids);
+    return 0;
+}
+
+static int bcfg_rule_broker_id(broker_config_t *cfg)
+{
+    const char *bid = props_get(&cfg->props, "broker.id");
+    char t[32];
+    int64_t id;
+
+    if (bid && cfg_val_long(cfg_val_trim(bid, t, sizeof(t)), &id) == 0 && id != cfg->node_id)
+        return bcfg_refuse("`node.id` and `broker.id` must be set to the same value. "
+                           "`broker.id` is deprecated, please use `node.id` instead.");
+    return 0;
+}
+
+typedef struct bcfg_cln_s {
+    const broker_config_t *cfg;
+    int in, out;
+} bcfg_cln_t;
+
+static int bcfg_cln_item(const char *item, size_t len, void *arg)
+{
+    bcfg_cln_t *c = arg;
+    bool found = false;
+
+    for (int i = 0; i < c->cfg->nlisteners; i++)
+        found |= strlen(c->cfg->listeners[i].name) == len &&
+                 !strncasecmp(c->cfg->listeners[i].name, item, len);
+    c->in += found;
+    c->out += !found;
+    return 0;
+}
+
+static int bcfg_rule_controller_names(broker_config_t *cfg)
+{
+    bcfg_cln_t c = {cfg, 0, 0};
+
+    cfg_val_items(cfg->controller_listener_names, bcfg_cln_item, &c);
+    if (cfg->role_controller && c.in == 0)
+        return bcfg_refuse("controller.listener.names must contain at least one value appearing "
+                           "in the 'listeners' configuration when running the KRaft controller "
+                           "role");
+    if (cfg->role_controller && c.out > 0)
+        return bcfg_refuse("controller.listener.names must only contain values appearing in the "
+                           "'listeners' configuration when running the KRaft controller role");
+    if (!cfg->role_controller && c.in > 0)
+        return bcfg_refuse("controller.listener.names must not contain a value appearing in the "
+                           "'listeners' configuration when running KRaft with just the broker "
+                           "role");
+    return 0;
+}
+
+/* The listener brokers use between each other: inter.broker.listener.name,
+ * or the listener named after security.inter.broker.protocol. */
+static int bcfg_inter_broker_name(broker_config_t *cfg)
+{
+    const char *sibp = props_get(&cfg->props, "security.inter.broker.protocol");
+    bool named = cfg->inter_broker_listener_name != NULL;
+    char t[64];
+
+    if (named && sibp)
+        return bcfg_refuse("Only one of inter.broker.listener.name and "
+                           "security.inter.broker.protocol should be set.");
+    if (!named)
+        cfg->inter_broker_listener_name =
+            xstrdup(sibp ? cfg_val_trim(sibp, t, sizeof(t))
+                         : cfg_broker_default("security.inter.broker.protocol"));
+    for (char *p = cfg->inter_broker_listener_name; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    /* a name given is looked up in the map; a protocol is its own */
+    if (named && !bcfg_map_has(cfg, cfg->inter_broker_listener_name))
+        return bcfg_refuse("Listener with name %s defined in inter.broker.listener.name not found "
+                           "in listener.security.protocol.map.", cfg->inter_broker_listener_name);
+    return 0;
+}
+
+/* A broker advertises at least one non-controller listener, the
+ * inter-broker one among them. */
+static int bcfg_rule_advertised(broker_config_t *cfg)
+{
+    const bcfg_listener_t *l = cfg->nadvertised ? cfg->advertised : cfg->listeners;
+    int n = cfg->nadvertised ? cfg->nadvertised : cfg->nlisteners, found = 0, nb = 0;
+    char names[512] = "";
+
+    for (int i = 0; i < n; i++) {
+        if (l[i].controller)
+            continue;
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", nb++ ? "," : "",
+                 l[i].name);
+        found |= !strcmp(l[i].name, cfg->inter_broker_listener_name);
+    }
+    if (!nb)
+        return bcfg_refuse("There must be at least one broker advertised listener. Perhaps all "
+                           "listeners appear in controller.listener.names?");
+    if (!found)
+        return bcfg_refuse("inter.broker.listener.name must be a listener name defined in "
+                           "advertised.listeners. The valid options based on currently "
+                           "configured listeners are %s", names);
+    return 0;
+}
+
+/* ---- what Strand cannot run yet ---- */
+
+static int bcfg_rule_shapes(const broker_config_t *cfg, const bcfg_voters_t *v)
+{
+    if (!cfg->role_broker)
+        return bcfg_refuse("process.roles=controller: a controller-only node is not supported "
+                           "yet; Strand runs one node that is both broker and controller "
+                           "(process.roles=broker,controller)");
+    if (!cfg->role_controller)
+        return bcfg_refuse("process.roles=broker: a broker-only node needs a controller quorum "
+                           "elsewhere, which Strand cannot join yet; run one node that is both "
+                           "(process.roles=broker,controller)");
+    if (v->others)
+        return bcfg_refuse("controller.quorum.voters: a quorum of several controllers (%s) is "
+                           "not supported yet; Strand is a single node and its own quorum "
+                           "(list this node, %d, alone)", v->ids, cfg->node_id);
+    for (int i = 0; i < cfg->nlisteners; i++)
+        if (strcmp(cfg->listeners[i].protocol, "PLAINTEXT") != 0)
+            return bcfg_refuse("listener %s uses security protocol %s, which Strand does not "
+                               "support yet (only PLAINTEXT)", cfg->listeners[i].name,
+                               cfg->listeners[i].protocol);
+    return 0;
+}
+
+int bcfg_check_rules(broker_config_t *cfg)
+{
+    bcfg_voters_t v;
+
+    if (bcfg_rule_quorum(cfg, &v) < 0 || bcfg_rule_broker_id(cfg) < 0 ||
+        bcfg_rule_controller_names(cfg) < 0)
+        return -1;
+    if (cfg->role_broker && (bcfg_inter_broker_name(cfg) < 0 || bcfg_rule_advertised(cfg) < 0))
+        return -1;
+    if (bcfg_check_security(cfg) < 0)
+        return -1;
+    return bcfg_rule_shapes(cfg, &v);
+}
