@@ -21,18 +21,18 @@
 #include "coord/grp_log.h"
 #include "util/logging.h"
 
-/* Ranges Kafka 4.x accepts (JoinGroup 0-9 since 4.0.1). */
+/* The ranges Kafka 4.4 advertises (0007-api-versions compares them). */
 const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
-    {8, 2, 9, 2, api_offset_commit},
-    {9, 1, 9, 1, api_offset_fetch},
+    {8, 2, 10, 2, api_offset_commit},
+    {9, 1, 10, 1, api_offset_fetch},
     {10, 0, 6, 0, api_find_coordinator},
     {11, 0, 9, 0, api_join_group},
     {12, 0, 4, 0, api_heartbeat},
     {13, 0, 5, 0, api_leave_group},
     {14, 0, 5, 0, api_sync_group},
-    {15, 0, 5, 0, api_describe_groups},
+    {15, 0, 6, 0, api_describe_groups},
     {16, 0, 5, 0, api_list_groups},
-    {42, 0, 2, 0, api_delete_groups},
+    {42, 0, 3, 0, api_delete_groups},
     {47, 0, 0, 0, api_offset_delete},
 };
 

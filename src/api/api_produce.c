@@ -17,11 +17,6 @@ typedef struct api_produce_s {
     proto_produce_resp_partition_produce_response_t **prs; /* per entry */
     int held;      /* net_conn_hold until the answer */
     int cancelled; /* the connection closed: no answer */
-    int done;
-    /* While part_append runs in api_produce: set when it completes at
-     * once. The answer may free the request's arena, and ap with it, so
-     * nothing of ap is read after it (here, or in the caller). */
-    int *done_now;
 } api_produce_t;
 
 /* v8+: which records were rejected and why (Kafka lists the batch index
@@ -58,15 +53,14 @@ static void api_produce_fill(api_produce_t *ap, const part_append_ent_t *ent,
         api_produce_record_error(ap->req, ent, pr);
 }
 
+/* The answer ends the request and may free its memory, ap included:
+ * nothing of ap is read after it. */
 static void api_produce_done(part_append_t *op)
 {
     api_produce_t *ap = (api_produce_t *)op;
     net_conn_t *conn = ap->req->conn;
     int failed = 0, held = ap->held;
 
-    ap->done = 1;
-    if (ap->done_now)
-        *ap->done_now = 1;
     if (ap->cancelled)
         goto out;
     api_conn_t *ac = conn->udata;
@@ -104,7 +98,9 @@ static void api_produce_finish(void *pending)
     (void)pending;
 }
 
-/* One entry per partition of the request, its answer beside it. */
+/* One entry per partition of the request, its answer beside it. From
+ * v13 the request and the answer name topics by id (an unknown id is
+ * UNKNOWN_TOPIC_ID, from the partition layer). */
 static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
 {
     api_req_t *req = ap->req;
@@ -123,6 +119,7 @@ static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
         proto_produce_resp_topic_produce_response_t *tr = &resp->responses.v[i];
         proto_produce_resp_topic_produce_response_init(tr);
         tr->name = td->name;
+        tr->topic_id = td->topic_id;
         tr->partition_responses.n = td->partition_data.n < 0 ? 0 : td->partition_data.n;
         tr->partition_responses.v = arena_calloc(req->arena, (size_t)tr->partition_responses.n + 1,
                                                  sizeof(*tr->partition_responses.v));
@@ -134,7 +131,10 @@ static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
             tr->partition_responses.v[j].index = pd->index;
             ent->topic = td->name.p;
             ent->topic_len = td->name.len < 0 ? 0 : (size_t)td->name.len;
-            ent->err = td->name.len < 0 ? KERR_UNKNOWN_TOPIC_OR_PARTITION : KERR_NONE;
+            ent->by_id = req->hdr.api_version >= 13;
+            memcpy(ent->topic_id, td->topic_id.b, 16);
+            ent->err = !ent->by_id && td->name.len < 0 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                       : KERR_NONE;
             ent->partition = pd->index;
             ent->records = (uint8_t *)pd->records.p;
             ent->len = pd->records.len;
@@ -163,16 +163,12 @@ void api_produce(api_req_t *req)
     ap->op.now_ms = req->now_ms;
     ap->op.timeout_ms = r.timeout_ms;
     ap->op.done = api_produce_done;
-    int done = 0;
-    ap->done_now = &done;
-    part_append(&ap->op);
-    if (done)
-        return; /* ap may be gone with the arena */
-    ap->done_now = NULL;
+    /* Parked before it starts, as done may run within the call. */
     api_conn_t *ac = req->conn->udata;
     net_conn_hold(req->conn); /* until the answer, even if it closes */
     ap->held = 1;
     ac->pending = ap;
     ac->cancel = api_produce_cancel;
     ac->finish = api_produce_finish;
+    part_append(&ap->op);
 }
