@@ -202,12 +202,7 @@ static void broker_job_checkpoint(net_loop_t *loop, void *data)
     c->job.work = broker_ckpt_work;
     c->job.done = broker_ckpt_done;
     log_mgr_checkpoint_begin(b->logs, &c->ck);
-    if (b->pool && !b->node.stopping) {
-        net_pool_submit(b->pool, &c->job);
-        return;
-    }
-    broker_ckpt_work(&c->job);
-    broker_ckpt_done(&c->job);
+    net_pool_run(b->node.stopping ? NULL : b->pool, &c->job);
 }
 
 /* flush.ms: checked once a second (or at the configured interval if it
@@ -258,12 +253,7 @@ static void broker_purge(broker_t *b)
     p->job.work = broker_purge_work;
     p->job.done = broker_purge_done;
     b->purging = 1;
-    if (b->pool && !b->node.stopping) {
-        net_pool_submit(b->pool, &p->job);
-        return;
-    }
-    broker_purge_work(&p->job);
-    broker_purge_done(&p->job);
+    net_pool_run(b->node.stopping ? NULL : b->pool, &p->job);
 }
 
 static void broker_job_idle(net_loop_t *loop, void *data)

@@ -386,11 +386,6 @@ void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_
     mc->udata = udata;
     mc->job.work = meta_commit_work;
     mc->job.done = meta_commit_done;
-    if (ml->pool) {
-        ml->out = mc;
-        net_pool_submit(ml->pool, &mc->job);
-        return;
-    }
-    meta_commit_work(&mc->job);
-    meta_commit_done(&mc->job);
+    ml->out = mc;
+    net_pool_run(ml->pool, &mc->job);
 }

@@ -190,3 +190,13 @@ void net_pool_free(net_pool_t *pool)
     free(pool->threads);
     free(pool);
 }
+
+void net_pool_run(net_pool_t *pool, net_job_t *job)
+{
+    if (pool) {
+        net_pool_submit(pool, job);
+        return;
+    }
+    job->work(job);
+    job->done(job);
+}

@@ -28,6 +28,9 @@ struct net_job_s {
 net_pool_t *net_pool_new(net_loop_t *loop, int nthreads, void (*thread_exit)(void));
 /* Queues job; its done callback will run on the loop. */
 void net_pool_submit(net_pool_t *pool, net_job_t *job);
+/* Queues job on pool; with pool NULL (one CPU, or shutting down) runs its
+ * work and then its done here, in the call. */
+void net_pool_run(net_pool_t *pool, net_job_t *job);
 /* Queues job ahead of every job not yet started (a stage that others
  * wait for). */
 void net_pool_submit_first(net_pool_t *pool, net_job_t *job);

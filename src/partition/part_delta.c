@@ -144,12 +144,7 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
     m->job.work = part_make_work;
     m->job.done = part_make_done;
     topic->creating[r->partition_id] = 1;
-    if (reg->pool && !reg->stopping) {
-        net_pool_submit(reg->pool, &m->job);
-        return;
-    }
-    part_make_work(&m->job);
-    part_make_done(&m->job);
+    net_pool_run(reg->stopping ? NULL : reg->pool, &m->job);
 }
 
 /* The topic goes: waiting operations are woken first (they look their
