@@ -12,7 +12,7 @@
 
 /* Ranges: what Kafka 4.x accepts, except where noted. Produce advertises
  * from 0 because librdkafka's compression probes look for v0 in the
- * advertised range, as Kafka 4.0 does (KAFKA-18659); v0-2 are refused. */
+ * advertised range, as Kafka 4.x does; v0-2 are refused. */
 static const api_entry_t api_core_entries[] = {
     {0, 3, 12, 0, api_produce},
     {1, 4, 17, 4, api_fetch},
@@ -77,9 +77,14 @@ void api_reply_begin(api_req_t *req, buf_t *out)
                              req->hdr.correlation_id);
 }
 
-void api_reply_end(api_req_t *req, buf_t *out)
+void api_reply_frame(buf_t *out)
 {
     buf_set_i32(out, 0, (int32_t)(buf_total(out) - 4));
+}
+
+void api_reply_end(api_req_t *req, buf_t *out)
+{
+    api_reply_frame(out);
     net_conn_reply(req->conn, out);
 }
 

@@ -28,7 +28,7 @@ typedef struct api_entry_s {
     int16_t key;
     int16_t min_ver;     /* lowest version we accept */
     int16_t max_ver;
-    int16_t adv_min_ver; /* lowest advertised (Produce advertises 0, see API-TABLE) */
+    int16_t adv_min_ver; /* lowest advertised (Produce advertises 0, as Kafka) */
     api_handler_t *handler;
 } api_entry_t;
 
@@ -50,6 +50,16 @@ void api_reply_end(api_req_t *req, buf_t *out);
         api_reply_begin((req), &api_out_);                                                         \
         proto_##api##_resp_encode((resp), (req)->hdr.api_version, &api_out_);                      \
         api_reply_end((req), &api_out_);                                                           \
+    } while (0)
+
+/* The same, encoded into *out (framed, ready for net_conn_reply) for an
+ * answer that is sent later. */
+void api_reply_frame(buf_t *out);
+#define API_ENCODE(req, api, resp, out)                                                            \
+    do {                                                                                           \
+        api_reply_begin((req), (out));                                                             \
+        proto_##api##_resp_encode((resp), (req)->hdr.api_version, (out));                          \
+        api_reply_frame(out);                                                                      \
     } while (0)
 
 /* Closes the connection of a request that cannot be answered (as Kafka

@@ -4,28 +4,9 @@
 
 #include "api/api_admin.h"
 #include "api/api_util.h"
+#include "partition/part_read.h"
 
 /* ---- DeleteRecords ---- */
-
-/* offset -1 means "up to the high watermark", as in Kafka. A compacted
- * topic without the delete policy refuses, as Kafka's partition does. */
-static int16_t api_dr_one(api_req_t *req, part_t *part, int64_t offset, int64_t *low)
-{
-    int64_t hwm = part_hwm(part);
-    int16_t e;
-
-    *low = -1;
-    if (part->topic->cfg.compacted && !part->topic->cfg.cleanup_delete)
-        return API_ADMIN_ERR_POLICY_VIOLATION;
-    if (offset == -1)
-        offset = hwm;
-    if (offset < 0 || offset > hwm)
-        return KERR_OFFSET_OUT_OF_RANGE;
-    if (offset > log_start_offset(part->log) && (e = log_delete_records(part->log, offset)))
-        return e;
-    *low = log_start_offset(part->log);
-    return 0;
-}
 
 void api_delete_records(api_req_t *req)
 {
@@ -59,9 +40,9 @@ void api_delete_records(api_req_t *req)
             proto_delete_records_resp_delete_records_partition_result_init(pr);
             pr->partition_index = rp->partition_index;
             pr->low_watermark = -1;
-            pr->error_code = api_part_online(topic, rp->partition_index, &part);
-            if (part)
-                pr->error_code = api_dr_one(req, part, rp->offset, &pr->low_watermark);
+            pr->error_code = part_find(topic, rp->partition_index, &part);
+            if (part) /* offset -1: up to the high watermark, as in Kafka */
+                pr->error_code = part_delete_records(part, rp->offset, &pr->low_watermark);
         }
     }
     API_REPLY(req, delete_records, &resp);
@@ -111,14 +92,14 @@ static void api_ld_dir(api_req_t *req, const proto_describe_log_dirs_req_t *r, i
                                        sizeof(*t->partitions.v));
         for (int32_t p = 0; p < topic->nparts; p++) {
             part_t *part = topic->parts[p];
-            if (part_offline(part) || log_mgr_dir_of(reg->logs, topic->name, p) != d ||
+            if (part_offline(part) || part_dir(reg, part) != d ||
                 !api_ld_wanted(r, topic, p))
                 continue;
             proto_describe_log_dirs_resp_describe_log_dirs_partition_t *pp =
                 &t->partitions.v[t->partitions.n++];
             proto_describe_log_dirs_resp_describe_log_dirs_partition_init(pp);
             pp->partition_index = p;
-            pp->partition_size = log_size_bytes(part->log);
+            pp->partition_size = part_size_bytes(part);
             pp->offset_lag = 0;
             pp->is_future_key = false;
         }
@@ -131,7 +112,7 @@ void api_describe_log_dirs(api_req_t *req)
 {
     proto_describe_log_dirs_req_t r;
     proto_describe_log_dirs_resp_t resp;
-    log_mgr_t *logs = req->b->logs;
+    part_reg_t *reg = req->b->reg;
 
     proto_describe_log_dirs_req_init(&r);
     if (proto_describe_log_dirs_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -140,11 +121,11 @@ void api_describe_log_dirs(api_req_t *req)
         return;
     }
     proto_describe_log_dirs_resp_init(&resp);
-    resp.results.n = log_mgr_ndirs(logs);
+    resp.results.n = part_ndirs(reg);
     resp.results.v = arena_calloc(req->arena, (size_t)resp.results.n + 1, sizeof(*resp.results.v));
     for (int d = 0; d < resp.results.n; d++) {
         api_ld_res_t *res = &resp.results.v[d];
-        const char *path = log_mgr_dir_path(logs, d);
+        const char *path = part_dir_path(reg, d);
         struct statvfs st;
         proto_describe_log_dirs_resp_describe_log_dirs_result_init(res);
         res->log_dir.p = path;

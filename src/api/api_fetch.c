@@ -1,14 +1,15 @@
-/* Fetch (key 1) for consumers: record bytes go from segment files to the
- * socket with sendfile (the response only names file regions), and a
- * fetch that finds fewer than min_bytes waits up to max_wait_ms for
- * produce to wake it (long polling). Fetch sessions (KIP-227) are kept in
- * api_fsess.c: a request is first turned into a list of items (the
- * request's partitions, or a session's), then answered from that list. */
+/* Fetch (key 1) for consumers: a request is first turned into a list of
+ * items (the request's partitions, or those of its fetch session, kept in
+ * api_fsess.c), which the partition layer reads, waiting up to
+ * max_wait_ms for min_bytes (part_fetch.h); the answer then names regions
+ * of segment files, which go to the socket with sendfile. An incremental
+ * answer holds only the partitions with news for the session's client. */
 #include <string.h>
 #include <unistd.h>
 
 #include "api/api_fsess.h"
 #include "api/api_util.h"
+#include "partition/part_fetch.h"
 
 
 typedef struct api_fitem_s {
@@ -23,6 +24,7 @@ typedef struct api_fitem_s {
 } api_fitem_t;
 
 typedef struct api_fetch_s {
+    part_fetch_t pf;       /* first: the partition layer's fetch */
     api_req_t *req;
     proto_fetch_req_t r;
     api_fitem_t *items;
@@ -30,27 +32,8 @@ typedef struct api_fetch_s {
     int32_t session_id;    /* answered to the client; 0 = none */
     int32_t session_epoch; /* the session's epoch after this request */
     int incremental;       /* answer only partitions with news */
-    part_watch_t *watches;
-    int nwatch;
-    net_timer_id_t timer;
-    int woken;
-    int done;
+    int answered;
 } api_fetch_t;
-
-/* What one partition's answer would be; kept apart from the response so
- * that an incremental answer can leave the partition out. */
-typedef struct api_fpart_s {
-    proto_fetch_resp_partition_data_t pd;
-    int news;
-} api_fpart_t;
-
-static topic_t *api_fetch_topic(api_fetch_t *f, const api_fitem_t *it)
-{
-    broker_t *b = f->req->b;
-    if (f->req->hdr.api_version >= 13)
-        return part_topic_by_id(b->reg, it->id.b);
-    return it->name.len >= 0 ? part_topic_get(b->reg, it->name.p, (size_t)it->name.len) : NULL;
-}
 
 static fsess_t *api_fetch_session(api_fetch_t *f)
 {
@@ -60,92 +43,57 @@ static fsess_t *api_fetch_session(api_fetch_t *f)
     return s && s->epoch == f->session_epoch ? s : NULL;
 }
 
-/* A partition in error carries no offsets, as Kafka answers it. */
-static void api_fetch_error(proto_fetch_resp_partition_data_t *pd, int16_t err)
+/* Whether an incremental answer includes the partition: records, an
+ * error, a divergence, or offsets the session's client has not seen. */
+static int api_fetch_news(api_fetch_t *f, int i, const part_read_t *rd)
 {
-    pd->error_code = err;
-    pd->high_watermark = -1;
-    pd->last_stable_offset = -1;
-    pd->log_start_offset = -1;
+    if (!f->incremental || rd->len > 0 || rd->err || rd->diverging_epoch >= 0)
+        return 1;
+    fsess_t *s = api_fetch_session(f);
+    if (!s || f->items[i].sp < 0)
+        return 0;
+    const fsess_part_t *sp = &s->parts[f->items[i].sp];
+    return sp->sent_hwm != rd->high_watermark || sp->sent_lso != rd->last_stable_offset ||
+           sp->sent_lstart != rd->log_start_offset;
 }
 
-/* Reads one partition; *budget is what max_bytes still allows. */
-static void api_fetch_read(api_fetch_t *f, part_t *part, const api_fitem_t *it,
-                           proto_fetch_resp_partition_data_t *pd, int64_t *budget, size_t *bytes)
+static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_data_t *pd)
 {
-    int16_t err = api_check_epoch(part, it->current_leader_epoch);
-    int64_t hwm = part_hwm(part);
-
-    pd->high_watermark = hwm;
-    pd->last_stable_offset = hwm;
-    pd->log_start_offset = log_start_offset(part->log);
-    if (err) {
-        api_fetch_error(pd, err);
-        return;
-    }
-    if (it->last_fetched_epoch >= 0) {
-        int64_t end;
-        int32_t epoch;
-        log_epoch_end_offset(part->log, it->last_fetched_epoch, &end, &epoch);
-        if (epoch != it->last_fetched_epoch || end < it->fetch_offset) {
-            pd->diverging_epoch.epoch = epoch;
-            pd->diverging_epoch.end_offset = end;
-            return;
-        }
-    }
-    int64_t max = it->max_bytes < *budget ? it->max_bytes : *budget;
-    log_read_result_t rd;
-    err = log_read(part->log, it->fetch_offset, (int32_t)(max < 0 ? 0 : max), *bytes == 0, hwm,
-                   &rd);
-    if (err) {
-        api_fetch_error(pd, err);
-        return;
-    }
-    if (rd.len > 0) {
-        pd->records.fd = rd.fd;
-        pd->records.file_pos = rd.file_pos;
-        pd->records.len = rd.len;
-        *bytes += (size_t)rd.len;
-        *budget -= rd.len;
-    }
-}
-
-static void api_fetch_one(api_fetch_t *f, const api_fitem_t *it, api_fpart_t *fp,
-                          int64_t *budget, size_t *bytes)
-{
-    topic_t *topic = api_fetch_topic(f, it);
-    part_t *part;
-    int16_t err = api_part_online(topic, it->partition, &part);
-    proto_fetch_resp_partition_data_t *pd = &fp->pd;
+    const part_read_t *rd = &f->pf.items[i].rd;
 
     proto_fetch_resp_partition_data_init(pd);
-    pd->partition_index = it->partition;
-    pd->records.len = 0;
+    pd->partition_index = f->items[i].partition;
+    pd->error_code = rd->err;
+    pd->high_watermark = rd->high_watermark;
+    pd->last_stable_offset = rd->last_stable_offset;
+    pd->log_start_offset = rd->log_start_offset;
+    pd->diverging_epoch.epoch = rd->diverging_epoch;
+    pd->diverging_epoch.end_offset = rd->diverging_end_offset;
     pd->records.p = (const uint8_t *)"";
+    pd->records.len = 0;
+    if (rd->len > 0) {
+        pd->records.fd = rd->fd;
+        pd->records.file_pos = rd->file_pos;
+        pd->records.len = rd->len;
+    }
     /* Aborted transactions: a list only for read_committed, else null. */
     if (f->r.isolation_level != 1) {
         pd->aborted_transactions.n = -1;
         pd->aborted_transactions.v = NULL;
     }
-    if (!topic && f->req->hdr.api_version >= 13) {
-        api_fetch_error(pd, KERR_UNKNOWN_TOPIC_ID);
-    } else if (err) {
-        api_fetch_error(pd, err);
-    } else {
-        api_fetch_read(f, part, it, pd, budget, bytes);
-    }
-    fp->news = !f->incremental || pd->records.len > 0 || pd->error_code ||
-               pd->diverging_epoch.epoch >= 0;
-    fsess_t *s = f->incremental ? api_fetch_session(f) : NULL;
-    if (s && it->sp >= 0) {
-        const fsess_part_t *sp = &s->parts[it->sp];
-        fp->news |= sp->sent_hwm != pd->high_watermark || sp->sent_lso != pd->last_stable_offset ||
-                    sp->sent_lstart != pd->log_start_offset;
-    }
 }
 
-/* Groups the answered partitions under their topics, in item order. */
-static void api_fetch_assemble(api_fetch_t *f, api_fpart_t *fps, proto_fetch_resp_t *resp)
+static int api_fetch_same_topic(const api_fetch_t *f, const proto_fetch_resp_fetchable_topic_response_t *tr,
+                                const api_fitem_t *it)
+{
+    if (f->req->hdr.api_version >= 13)
+        return !memcmp(tr->topic_id.b, it->id.b, 16);
+    return tr->topic.len == it->name.len && !memcmp(tr->topic.p, it->name.p, (size_t)it->name.len);
+}
+
+/* Groups the answered partitions under their topics, in item order;
+ * news[i] says which partitions the answer holds. */
+static void api_fetch_assemble(api_fetch_t *f, const char *news, proto_fetch_resp_t *resp)
 {
     arena_t *a = f->req->arena;
     resp->responses.v = arena_calloc(a, (size_t)f->nitems + 1, sizeof(*resp->responses.v));
@@ -153,14 +101,9 @@ static void api_fetch_assemble(api_fetch_t *f, api_fpart_t *fps, proto_fetch_res
     proto_fetch_resp_fetchable_topic_response_t *tr = NULL;
     for (int i = 0; i < f->nitems; i++) {
         const api_fitem_t *it = &f->items[i];
-        if (!fps[i].news)
+        if (!news[i])
             continue;
-        int same = tr && i > 0 &&
-                   (f->req->hdr.api_version >= 13
-                        ? !memcmp(tr->topic_id.b, it->id.b, 16)
-                        : tr->topic.len == it->name.len &&
-                              !memcmp(tr->topic.p, it->name.p, (size_t)it->name.len));
-        if (!same) {
+        if (!tr || !api_fetch_same_topic(f, tr, it)) {
             tr = &resp->responses.v[resp->responses.n++];
             proto_fetch_resp_fetchable_topic_response_init(tr);
             tr->topic = it->name;
@@ -168,163 +111,64 @@ static void api_fetch_assemble(api_fetch_t *f, api_fpart_t *fps, proto_fetch_res
             tr->partitions.v = arena_calloc(a, (size_t)(f->nitems - i) + 1, sizeof(*tr->partitions.v));
             tr->partitions.n = 0;
         }
-        tr->partitions.v[tr->partitions.n++] = fps[i].pd;
+        api_fetch_part(f, i, &tr->partitions.v[tr->partitions.n++]);
     }
-}
-
-/* Builds the answer; returns the record bytes it holds and sets *err_seen
- * when a partition has an error (which completes a fetch at once). */
-static size_t api_fetch_build(api_fetch_t *f, proto_fetch_resp_t *resp, api_fpart_t **fps_out,
-                              int *err_seen)
-{
-    int64_t budget = f->r.max_bytes;
-    size_t bytes = 0;
-    api_fpart_t *fps = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*fps));
-
-    proto_fetch_resp_init(resp);
-    resp->session_id = f->session_id;
-    for (int i = 0; i < f->nitems; i++) {
-        api_fetch_one(f, &f->items[i], &fps[i], &budget, &bytes);
-        if (fps[i].pd.error_code || fps[i].pd.diverging_epoch.epoch >= 0)
-            *err_seen = 1;
-    }
-    api_fetch_assemble(f, fps, resp);
-    *fps_out = fps;
-    return bytes;
-}
-
-static void api_fetch_close_fds(api_fetch_t *f, api_fpart_t *fps)
-{
-    for (int i = 0; i < f->nitems; i++)
-        if (fps[i].pd.records.fd >= 0) {
-            close(fps[i].pd.records.fd);
-            fps[i].pd.records.fd = -1;
-        }
 }
 
 /* The answer goes out: remember what the session's client now knows. */
-static void api_fetch_commit(api_fetch_t *f, const api_fpart_t *fps)
+static void api_fetch_commit(api_fetch_t *f, const char *news)
 {
     fsess_t *s = api_fetch_session(f);
     if (!s)
         return;
     s->last_used_ms = f->req->now_ms;
     for (int i = 0; i < f->nitems; i++) {
-        if (f->items[i].sp < 0 || !fps[i].news)
+        if (f->items[i].sp < 0 || !news[i])
             continue;
+        const part_read_t *rd = &f->pf.items[i].rd;
         fsess_part_t *sp = &s->parts[f->items[i].sp];
-        sp->sent_hwm = fps[i].pd.high_watermark;
-        sp->sent_lso = fps[i].pd.last_stable_offset;
-        sp->sent_lstart = fps[i].pd.log_start_offset;
+        sp->sent_hwm = rd->high_watermark;
+        sp->sent_lso = rd->last_stable_offset;
+        sp->sent_lstart = rd->log_start_offset;
     }
 }
 
-static void api_fetch_unwatch(api_fetch_t *f)
+/* The partition layer's fetch is complete: answer. Regions of partitions
+ * an incremental answer leaves out are not sent, so their descriptors
+ * are closed here. */
+static void api_fetch_done(part_fetch_t *pf)
 {
-    for (int i = 0; i < f->nwatch; i++)
-        part_watch_del(&f->watches[i]);
-    f->nwatch = 0;
-    if (f->timer)
-        net_timer_cancel(f->req->b->loop, f->timer);
-    f->timer = 0;
+    api_fetch_t *f = (api_fetch_t *)pf;
+    char *news = arena_calloc(f->req->arena, (size_t)f->nitems + 1, 1);
+    proto_fetch_resp_t resp;
+
+    for (int i = 0; i < f->nitems; i++) {
+        part_read_t *rd = &pf->items[i].rd;
+        news[i] = (char)api_fetch_news(f, i, rd);
+        if (!news[i] && rd->fd >= 0) {
+            close(rd->fd);
+            rd->fd = -1;
+        }
+    }
+    f->answered = 1;
     api_conn_t *ac = f->req->conn->udata;
     if (ac && ac->pending == f)
         ac->pending = NULL;
-}
-
-static void api_fetch_wake(part_watch_t *w);
-
-static void api_fetch_watch(api_fetch_t *f)
-{
-    if (!f->watches)
-        f->watches = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*f->watches));
-    f->nwatch = 0;
-    for (int i = 0; i < f->nitems; i++) {
-        topic_t *topic = api_fetch_topic(f, &f->items[i]);
-        part_t *part = topic ? part_get(topic, f->items[i].partition) : NULL;
-        if (!part)
-            continue;
-        part_watch_t *w = &f->watches[f->nwatch++];
-        w->cb = api_fetch_wake;
-        w->data = f;
-        part_watch_add(part, w);
-    }
-}
-
-/* Answers if the fetch is satisfied (or final); returns 1 if answered. */
-static int api_fetch_try(api_fetch_t *f, int final)
-{
-    proto_fetch_resp_t resp;
-    api_fpart_t *fps;
-    int err_seen = 0;
-    size_t bytes = api_fetch_build(f, &resp, &fps, &err_seen);
-
-    if (!final && !err_seen && (int64_t)bytes < f->r.min_bytes) {
-        api_fetch_close_fds(f, fps);
-        return 0;
-    }
-    f->done = 1;
-    api_fetch_unwatch(f);
-    api_fetch_commit(f, fps);
+    proto_fetch_resp_init(&resp);
+    resp.session_id = f->session_id;
+    api_fetch_assemble(f, news, &resp);
+    api_fetch_commit(f, news);
     API_REPLY(f->req, fetch, &resp);
-    return 1;
-}
-
-static void api_fetch_cancel(void *pending);
-
-/* Looks the parked fetch up through the connection, not through a pointer
- * kept since the wake-up: by now the fetch may have been answered and its
- * arena reused. */
-static void api_fetch_recheck(net_loop_t *loop, void *data)
-{
-    net_conn_t *conn = data;
-    api_conn_t *ac = conn->udata;
-    (void)loop;
-    if (!conn->closing && ac && ac->pending && ac->cancel == api_fetch_cancel) {
-        api_fetch_t *f = ac->pending;
-        f->woken = 0;
-        if (!api_fetch_try(f, 0)) {
-            /* Not enough yet: wait again on every partition. */
-            for (int i = 0; i < f->nwatch; i++)
-                part_watch_del(&f->watches[i]);
-            api_fetch_watch(f);
-        }
-    }
-    net_conn_release(conn);
-}
-
-/* Runs inside the producer's request: re-check after it has answered. */
-static void api_fetch_wake(part_watch_t *w)
-{
-    api_fetch_t *f = w->data;
-    if (f->woken || f->done)
-        return;
-    f->woken = 1;
-    net_conn_hold(f->req->conn);
-    net_loop_defer(f->req->b->loop, api_fetch_recheck, f->req->conn);
-}
-
-static void api_fetch_timeout(net_loop_t *loop, void *data)
-{
-    api_fetch_t *f = data;
-    (void)loop;
-    f->timer = 0;
-    if (!f->done)
-        api_fetch_try(f, 1);
 }
 
 static void api_fetch_cancel(void *pending)
 {
-    api_fetch_t *f = pending;
-    f->done = 1;
-    api_fetch_unwatch(f);
+    part_fetch_cancel(&((api_fetch_t *)pending)->pf);
 }
 
 static void api_fetch_finish(void *pending)
 {
-    api_fetch_t *f = pending;
-    if (!f->done)
-        api_fetch_try(f, 1);
+    part_fetch_expire(&((api_fetch_t *)pending)->pf);
 }
 
 /* ---- turning the request into items ---- */
@@ -457,6 +301,34 @@ static int16_t api_fetch_plan(api_fetch_t *f)
     return api_fetch_incremental(f);
 }
 
+/* The items as the partition layer reads them. */
+static void api_fetch_start(api_fetch_t *f)
+{
+    int by_id = f->req->hdr.api_version >= 13;
+    f->pf.reg = f->req->b->reg;
+    f->pf.max_wait_ms = f->r.max_wait_ms;
+    f->pf.min_bytes = f->r.min_bytes;
+    f->pf.max_bytes = f->r.max_bytes;
+    f->pf.done = api_fetch_done;
+    f->pf.nitems = f->nitems;
+    f->pf.items = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*f->pf.items));
+    for (int i = 0; i < f->nitems; i++) {
+        const api_fitem_t *it = &f->items[i];
+        part_fetch_item_t *pi = &f->pf.items[i];
+        pi->topic = it->name.p;
+        pi->topic_len = it->name.len;
+        memcpy(pi->topic_id, it->id.b, 16);
+        pi->by_id = by_id;
+        pi->partition = it->partition;
+        pi->rd.fetch_offset = it->fetch_offset;
+        pi->rd.max_bytes = it->max_bytes;
+        pi->rd.current_leader_epoch = it->current_leader_epoch;
+        pi->rd.last_fetched_epoch = it->last_fetched_epoch;
+        pi->rd.isolation = f->r.isolation_level;
+    }
+    part_fetch(&f->pf);
+}
+
 void api_fetch(api_req_t *req)
 {
     api_fetch_t *f = arena_calloc(req->arena, 1, sizeof(*f));
@@ -475,12 +347,11 @@ void api_fetch(api_req_t *req)
         API_REPLY(req, fetch, &resp);
         return;
     }
-    if (api_fetch_try(f, f->r.max_wait_ms <= 0))
+    api_fetch_start(f);
+    if (f->answered)
         return;
     api_conn_t *ac = req->conn->udata;
     ac->pending = f;
     ac->cancel = api_fetch_cancel;
     ac->finish = api_fetch_finish;
-    api_fetch_watch(f);
-    f->timer = net_timer_add(req->b->loop, f->r.max_wait_ms, api_fetch_timeout, f);
 }

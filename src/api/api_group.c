@@ -19,7 +19,7 @@
 #include "coord/grp_log.h"
 #include "util/logging.h"
 
-/* Ranges Kafka 4.x accepts (API-TABLE: JoinGroup 0-9 since 4.0.1). */
+/* Ranges Kafka 4.x accepts (JoinGroup 0-9 since 4.0.1). */
 const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
     {8, 2, 9, 2, api_offset_commit},
     {9, 1, 9, 1, api_offset_fetch},
@@ -53,6 +53,32 @@ static int64_t api_group_prop(broker_t *b, const char *key, int64_t def)
     return x;
 }
 
+static void api_group_topic_created(ctl_op_t *op)
+{
+    broker_t *b = op->udata;
+    b->grp_topic_pending = 0;
+    if (op->err && op->err != KERR_TOPIC_ALREADY_EXISTS)
+        lg_error("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(op->err), op->msg);
+    ctl_op_free(op);
+}
+
+/* __consumer_offsets is created on first use, as Kafka does; until its
+ * creation is committed the group APIs answer that the coordinator is not
+ * available, and clients retry. */
+static void api_group_create_topic(broker_t *b, const grp_log_config_t *cfg)
+{
+    topic_cfg_t tcfg;
+    if (b->grp_topic_pending)
+        return;
+    grp_log_topic_config(&b->reg->defaults, cfg, &tcfg);
+    ctl_op_t *op = ctl_op_new_topic(b->ctl, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC),
+                                    cfg->grp.num_partitions, &tcfg, net_now_wall_ms());
+    op->done = api_group_topic_created;
+    op->udata = b;
+    b->grp_topic_pending = 1;
+    ctl_submit(b->ctl, op);
+}
+
 grp_coord_t *api_group_coord(broker_t *b)
 {
     grp_log_config_t cfg;
@@ -72,6 +98,9 @@ grp_coord_t *api_group_coord(broker_t *b)
     cfg.grp.offset_metadata_max_bytes =
         (int32_t)api_group_prop(b, "offset.metadata.max.bytes", 4096);
     cfg.segment_bytes = api_group_prop(b, "offsets.topic.segment.bytes", 104857600);
+    cfg.commit_timeout_ms = (int32_t)api_group_prop(b, "offsets.commit.timeout.ms", 5000);
+    if (!part_topic_get(b->reg, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC)))
+        api_group_create_topic(b, &cfg);
     b->grp = grp_log_open(b->loop, b->reg, &cfg);
     return b->grp;
 }
@@ -205,6 +234,8 @@ typedef struct api_grp_wait_s {
     grp_waiter_t w; /* first: the callbacks get this back */
     api_req_t *req;
     grp_coord_t *coord;
+    const char *group_id;
+    const char *member_id; /* as the request gave it (JoinGroup) */
 } api_grp_wait_t;
 
 static void api_group_cancel(void *pending)
@@ -261,6 +292,20 @@ static api_grp_wait_t *api_group_waiter(api_req_t *req, grp_coord_t *c)
 
 /* ---- JoinGroup ---- */
 
+/* The group's write failed: a JoinGroup error answer. */
+static void api_join_fail(api_req_t *req, void *arg, int16_t err)
+{
+    api_grp_wait_t *pw = arg;
+    proto_join_group_resp_t resp;
+    proto_join_group_resp_init(&resp);
+    resp.error_code = err;
+    resp.generation_id = -1;
+    resp.protocol_name = api_group_str(req->hdr.api_version >= 7 ? NULL : "");
+    resp.leader = api_group_str("");
+    resp.member_id = api_group_str(pw->member_id ? pw->member_id : "");
+    API_REPLY(req, join_group, &resp);
+}
+
 static void api_join_done(grp_waiter_t *w, const grp_join_result_t *res)
 {
     api_grp_wait_t *pw = (api_grp_wait_t *)w;
@@ -289,7 +334,9 @@ static void api_join_done(grp_waiter_t *w, const grp_join_result_t *res)
         m->metadata.p = res->members[i].meta;
         m->metadata.len = res->members[i].meta_len;
     }
-    API_REPLY(req, join_group, &resp);
+    buf_t out;
+    API_ENCODE(req, join_group, &resp, &out);
+    api_group_send1(req, pw->coord, pw->group_id, &out, api_join_fail, pw, 0);
 }
 
 void api_join_group(api_req_t *req)
@@ -315,6 +362,8 @@ void api_join_group(api_req_t *req)
     memset(&jr, 0, sizeof(jr));
     jr.group_id = api_cstr(req, r.group_id);
     jr.member_id = api_cstr(req, r.member_id);
+    pw->group_id = jr.group_id;
+    pw->member_id = jr.member_id;
     if (!jr.member_id)
         jr.member_id = "";
     jr.instance_id = api_cstr(req, r.group_instance_id);
@@ -344,6 +393,17 @@ void api_join_group(api_req_t *req)
 
 /* ---- SyncGroup ---- */
 
+static void api_sync_fail(api_req_t *req, void *arg, int16_t err)
+{
+    proto_sync_group_resp_t resp;
+    (void)arg;
+    proto_sync_group_resp_init(&resp);
+    resp.error_code = err;
+    resp.assignment.p = (const uint8_t *)"";
+    resp.assignment.len = 0;
+    API_REPLY(req, sync_group, &resp);
+}
+
 static void api_sync_done(grp_waiter_t *w, const grp_sync_result_t *res)
 {
     api_grp_wait_t *pw = (api_grp_wait_t *)w;
@@ -357,7 +417,9 @@ static void api_sync_done(grp_waiter_t *w, const grp_sync_result_t *res)
     resp.protocol_name = api_group_str(res->protocol_name);
     resp.assignment.p = res->assignment ? res->assignment : (const uint8_t *)"";
     resp.assignment.len = res->assignment_len < 0 ? 0 : res->assignment_len;
-    API_REPLY(req, sync_group, &resp);
+    buf_t out;
+    API_ENCODE(req, sync_group, &resp, &out);
+    api_group_send1(req, pw->coord, pw->group_id, &out, api_sync_fail, pw, 0);
 }
 
 void api_sync_group(api_req_t *req)
@@ -381,6 +443,7 @@ void api_sync_group(api_req_t *req)
     }
     memset(&sr, 0, sizeof(sr));
     sr.group_id = api_cstr(req, r.group_id);
+    pw->group_id = sr.group_id;
     sr.generation = r.generation_id;
     sr.member_id = api_cstr(req, r.member_id);
     sr.instance_id = api_cstr(req, r.group_instance_id);
@@ -401,6 +464,24 @@ void api_sync_group(api_req_t *req)
 
 /* ---- Heartbeat, LeaveGroup ---- */
 
+static void api_heartbeat_fail(api_req_t *req, void *arg, int16_t err)
+{
+    proto_heartbeat_resp_t resp;
+    (void)arg;
+    proto_heartbeat_resp_init(&resp);
+    resp.error_code = err;
+    API_REPLY(req, heartbeat, &resp);
+}
+
+static void api_leave_fail(api_req_t *req, void *arg, int16_t err)
+{
+    proto_leave_group_resp_t resp;
+    (void)arg;
+    proto_leave_group_resp_init(&resp);
+    resp.error_code = err;
+    API_REPLY(req, leave_group, &resp);
+}
+
 void api_heartbeat(api_req_t *req)
 {
     proto_heartbeat_req_t r;
@@ -413,12 +494,14 @@ void api_heartbeat(api_req_t *req)
         return;
     }
     grp_coord_t *c = api_group_coord(req->b);
+    const char *group = api_cstr(req, r.group_id);
     proto_heartbeat_resp_init(&resp);
-    resp.error_code = c ? grp_heartbeat(c, api_cstr(req, r.group_id), r.generation_id,
-                                        api_cstr(req, r.member_id),
+    resp.error_code = c ? grp_heartbeat(c, group, r.generation_id, api_cstr(req, r.member_id),
                                         api_cstr(req, r.group_instance_id))
                         : KERR_COORDINATOR_NOT_AVAILABLE;
-    API_REPLY(req, heartbeat, &resp);
+    buf_t out;
+    API_ENCODE(req, heartbeat, &resp, &out);
+    api_group_send1(req, c, group, &out, api_heartbeat_fail, NULL, 0);
 }
 
 void api_leave_group(api_req_t *req)
@@ -444,8 +527,8 @@ void api_leave_group(api_req_t *req)
             lm[i].reason = api_cstr(req, r.members.v[i].reason);
         }
     }
-    int16_t err = c ? grp_leave(c, api_cstr(req, r.group_id), lm, n)
-                    : KERR_COORDINATOR_NOT_AVAILABLE;
+    const char *group = api_cstr(req, r.group_id);
+    int16_t err = c ? grp_leave(c, group, lm, n) : KERR_COORDINATOR_NOT_AVAILABLE;
     proto_leave_group_resp_init(&resp);
     resp.error_code = err;
     if (ver < 3) {
@@ -462,5 +545,7 @@ void api_leave_group(api_req_t *req)
             resp.members.v[i].error_code = lm[i].error;
         }
     }
-    API_REPLY(req, leave_group, &resp);
+    buf_t out;
+    API_ENCODE(req, leave_group, &resp, &out);
+    api_group_send1(req, c, group, &out, api_leave_fail, NULL, 0);
 }

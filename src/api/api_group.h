@@ -37,6 +37,23 @@ void api_describe_groups(api_req_t *req);
 void api_list_groups(api_req_t *req);
 void api_delete_groups(api_req_t *req);
 
+/* Answers after the commit. The coordinator applies a change as soon as
+ * its records are placed in __consumer_offsets; an answer that could
+ * tell of it waits until those records are committed (flushed as the
+ * flush policy asks, replicated as the high watermark says), as Kafka's
+ * coordinator holds its answers until its writes are committed.
+ * api_group_send sends out (a framed answer, API_ENCODE; taken) once
+ * everything written so far to the partitions of groups[0..n) is
+ * committed; when that fails, fail(req, arg, err) answers instead, err
+ * being what Kafka answers for such a failed write (for_offsets: as for
+ * offset commits). With c NULL or nothing pending: at once. */
+typedef void api_group_fail_fn(api_req_t *req, void *arg, int16_t err);
+void api_group_send(api_req_t *req, grp_coord_t *c, const char *const *groups, int n,
+                    buf_t *out, api_group_fail_fn *fail, void *arg, int for_offsets);
+/* api_group_send for one group. */
+void api_group_send1(api_req_t *req, grp_coord_t *c, const char *group, buf_t *out,
+                     api_group_fail_fn *fail, void *arg, int for_offsets);
+
 /* A C string as a protocol string; NULL gives the null string. */
 proto_str_t api_group_str(const char *s);
 

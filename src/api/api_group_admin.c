@@ -76,10 +76,16 @@ void api_describe_groups(api_req_t *req)
     proto_describe_groups_resp_init(&resp);
     resp.groups.n = r.groups.n < 0 ? 0 : r.groups.n;
     resp.groups.v = arena_calloc(req->arena, (size_t)resp.groups.n + 1, sizeof(*resp.groups.v));
-    for (int32_t i = 0; i < resp.groups.n; i++)
+    const char **ids = arena_calloc(req->arena, (size_t)resp.groups.n + 1, sizeof(*ids));
+    for (int32_t i = 0; i < resp.groups.n; i++) {
         api_describe_one(req, c, r.include_authorized_operations, r.groups.v[i],
                          &resp.groups.v[i]);
-    API_REPLY(req, describe_groups, &resp);
+        ids[i] = api_cstr(req, r.groups.v[i]);
+    }
+    /* As OffsetFetch: after the commit of what it describes. */
+    buf_t out;
+    API_ENCODE(req, describe_groups, &resp, &out);
+    api_group_send(req, c, ids, resp.groups.n, &out, NULL, NULL, 0);
 }
 
 /* Filters compare without case, as Kafka 4's do. */
@@ -137,10 +143,21 @@ void api_list_groups(api_req_t *req)
     API_REPLY(req, list_groups, &resp);
 }
 
+/* A tombstone write failed: the groups deleted without error get the
+ * write's error. arg is the answer, in the request's arena. */
+static void api_delete_groups_fail(api_req_t *req, void *arg, int16_t err)
+{
+    proto_delete_groups_resp_t *resp = arg;
+    for (int32_t i = 0; i < resp->results.n; i++)
+        if (!resp->results.v[i].error_code)
+            resp->results.v[i].error_code = err;
+    API_REPLY(req, delete_groups, resp);
+}
+
 void api_delete_groups(api_req_t *req)
 {
     proto_delete_groups_req_t r;
-    proto_delete_groups_resp_t resp;
+    proto_delete_groups_resp_t *resp = arena_calloc(req->arena, 1, sizeof(*resp));
 
     proto_delete_groups_req_init(&r);
     if (proto_delete_groups_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -149,15 +166,18 @@ void api_delete_groups(api_req_t *req)
         return;
     }
     grp_coord_t *c = api_group_coord(req->b);
-    proto_delete_groups_resp_init(&resp);
-    resp.results.n = r.groups_names.n < 0 ? 0 : r.groups_names.n;
-    resp.results.v = arena_calloc(req->arena, (size_t)resp.results.n + 1, sizeof(*resp.results.v));
-    for (int32_t i = 0; i < resp.results.n; i++) {
-        proto_delete_groups_resp_deletable_group_result_t *res = &resp.results.v[i];
+    proto_delete_groups_resp_init(resp);
+    resp->results.n = r.groups_names.n < 0 ? 0 : r.groups_names.n;
+    resp->results.v = arena_calloc(req->arena, (size_t)resp->results.n + 1, sizeof(*resp->results.v));
+    const char **ids = arena_calloc(req->arena, (size_t)resp->results.n + 1, sizeof(*ids));
+    for (int32_t i = 0; i < resp->results.n; i++) {
+        proto_delete_groups_resp_deletable_group_result_t *res = &resp->results.v[i];
         proto_delete_groups_resp_deletable_group_result_init(res);
         res->group_id = r.groups_names.v[i];
-        res->error_code = c ? grp_delete(c, api_cstr(req, r.groups_names.v[i]))
-                            : KERR_COORDINATOR_NOT_AVAILABLE;
+        ids[i] = api_cstr(req, r.groups_names.v[i]);
+        res->error_code = c ? grp_delete(c, ids[i]) : KERR_COORDINATOR_NOT_AVAILABLE;
     }
-    API_REPLY(req, delete_groups, &resp);
+    buf_t out;
+    API_ENCODE(req, delete_groups, resp, &out);
+    api_group_send(req, c, ids, resp->results.n, &out, api_delete_groups_fail, resp, 0);
 }

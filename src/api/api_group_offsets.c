@@ -8,6 +8,7 @@
 
 #include "api/api_group.h"
 #include "api/api_util.h"
+#include "partition/part_read.h"
 #include "util/kerr.h"
 
 /* Kafka looks in its metadata only: a partition that is offline here
@@ -15,7 +16,7 @@
 static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition)
 {
     part_t *part;
-    int16_t err = api_part_online_by_name(req, topic, partition, &part);
+    int16_t err = part_find_by_name(req->b->reg, topic.p, topic.len, partition, &part);
     return err == KERR_KAFKA_STORAGE_ERROR ? KERR_NONE : err;
 }
 
@@ -73,8 +74,30 @@ static void api_commit_answer(api_req_t *req, const proto_offset_commit_req_t *r
     }
 }
 
+/* What a commit answer needs again when its write fails. */
+typedef struct api_commit_s {
+    proto_offset_commit_req_t r;
+    grp_commit_part_t *parts;
+    int32_t n;
+} api_commit_t;
+
+/* The commit's write failed: its partitions get the error (those refused
+ * before keep theirs). */
+static void api_commit_fail(api_req_t *req, void *arg, int16_t err)
+{
+    api_commit_t *ac = arg;
+    proto_offset_commit_resp_t resp;
+    for (int32_t i = 0; i < ac->n; i++)
+        if (!ac->parts[i].error)
+            ac->parts[i].error = err;
+    proto_offset_commit_resp_init(&resp);
+    api_commit_answer(req, &ac->r, ac->parts, &resp);
+    API_REPLY(req, offset_commit, &resp);
+}
+
 void api_offset_commit(api_req_t *req)
 {
+    api_commit_t *ac = arena_calloc(req->arena, 1, sizeof(*ac));
     proto_offset_commit_req_t r;
     proto_offset_commit_resp_t resp;
     int16_t ver = req->hdr.api_version;
@@ -87,9 +110,10 @@ void api_offset_commit(api_req_t *req)
     }
     grp_coord_t *c = api_group_coord(req->b);
     grp_commit_part_t *parts = api_commit_parts(req, &r, c != NULL, &n);
+    const char *group = api_cstr(req, r.group_id);
     if (c) {
         grp_commit_req_t cr = {
-            .group_id = api_cstr(req, r.group_id),
+            .group_id = group,
             .generation = r.generation_id_or_member_epoch,
             .member_id = api_cstr(req, r.member_id),
             .instance_id = api_cstr(req, r.group_instance_id),
@@ -104,7 +128,12 @@ void api_offset_commit(api_req_t *req)
     }
     proto_offset_commit_resp_init(&resp);
     api_commit_answer(req, &r, parts, &resp);
-    API_REPLY(req, offset_commit, &resp);
+    buf_t out;
+    API_ENCODE(req, offset_commit, &resp, &out);
+    ac->r = r;
+    ac->parts = parts;
+    ac->n = n;
+    api_group_send1(req, c, group, &out, api_commit_fail, ac, 1);
 }
 
 /* ---- OffsetFetch ---- */
@@ -318,10 +347,27 @@ void api_offset_fetch(api_req_t *req)
         api_offset_fetch_v7(req, c, &r, &resp);
     else
         api_offset_fetch_v8(req, c, &r, &resp);
-    API_REPLY(req, offset_fetch, &resp);
+    /* What it read waits for commits still pending on its groups, so that
+     * nobody reads an offset before it is committed. */
+    int32_t ng = req->hdr.api_version < 8 ? 1 : r.groups.n < 0 ? 0 : r.groups.n;
+    const char **groups = arena_calloc(req->arena, (size_t)ng + 1, sizeof(*groups));
+    for (int32_t i = 0; i < ng; i++)
+        groups[i] = api_cstr(req, req->hdr.api_version < 8 ? r.group_id : r.groups.v[i].group_id);
+    buf_t out;
+    API_ENCODE(req, offset_fetch, &resp, &out);
+    api_group_send(req, c, groups, ng, &out, NULL, NULL, 1);
 }
 
 /* ---- OffsetDelete ---- */
+
+static void api_odel_fail(api_req_t *req, void *arg, int16_t err)
+{
+    proto_offset_delete_resp_t resp;
+    (void)arg;
+    proto_offset_delete_resp_init(&resp);
+    resp.error_code = err;
+    API_REPLY(req, offset_delete, &resp);
+}
 
 /* The request's partitions, flattened topic by topic as the coordinator
  * takes them; those of unknown topics carry their error already. */
@@ -381,10 +427,12 @@ void api_offset_delete(api_req_t *req)
     }
     grp_coord_t *c = api_group_coord(req->b);
     grp_offset_del_t *parts = api_odel_parts(req, &r, &n);
+    const char *group = api_cstr(req, r.group_id);
     proto_offset_delete_resp_init(&resp);
-    resp.error_code = c ? grp_offset_delete(c, api_cstr(req, r.group_id), parts, n)
-                        : KERR_COORDINATOR_NOT_AVAILABLE;
+    resp.error_code = c ? grp_offset_delete(c, group, parts, n) : KERR_COORDINATOR_NOT_AVAILABLE;
     if (!resp.error_code)
         api_odel_answer(req, &r, parts, &resp);
-    API_REPLY(req, offset_delete, &resp);
+    buf_t out;
+    API_ENCODE(req, offset_delete, &resp, &out);
+    api_group_send1(req, c, group, &out, api_odel_fail, NULL, 1);
 }

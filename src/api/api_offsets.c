@@ -3,71 +3,19 @@
 #include <string.h>
 
 #include "api/api_util.h"
+#include "partition/part_read.h"
 
-#define LO_LATEST -1
-#define LO_EARLIEST -2
-#define LO_MAX_TIMESTAMP -3
-#define LO_EARLIEST_LOCAL -4
-#define LO_LATEST_TIERED -5
-
-static void api_lo_part(api_req_t *req, part_t *part, int8_t isolation,
-                        proto_list_offsets_req_list_offsets_partition_t *rp,
+/* An error leaves offset, timestamp and epoch at -1, as Kafka. */
+static void api_lo_part(part_t *part, const proto_list_offsets_req_list_offsets_partition_t *rp,
                         proto_list_offsets_resp_list_offsets_partition_response_t *pr)
 {
-    log_ts_offset_t ts;
-    int16_t err = api_check_epoch(part, rp->current_leader_epoch);
-    (void)isolation; /* no transactions yet: the last stable offset is the high watermark */
-
-    if (err) {
-        pr->error_code = err;
+    part_offset_t o;
+    pr->error_code = part_list_offset(part, rp->timestamp, rp->current_leader_epoch, &o);
+    if (pr->error_code)
         return;
-    }
-    pr->timestamp = -1;
-    pr->leader_epoch = part->leader_epoch;
-    switch (rp->timestamp) {
-    case LO_LATEST:
-        pr->offset = part_hwm(part);
-        break;
-    case LO_EARLIEST:
-    case LO_EARLIEST_LOCAL:
-        pr->offset = log_start_offset(part->log);
-        break;
-    case LO_LATEST_TIERED:
-        /* Nothing is tiered: Kafka answers -1 then. */
-        pr->offset = -1;
-        pr->leader_epoch = -1;
-        break;
-    case LO_MAX_TIMESTAMP:
-        err = log_max_timestamp(part->log, &ts);
-        if (err == 0) {
-            pr->offset = ts.offset;
-            pr->timestamp = ts.timestamp;
-            pr->leader_epoch = ts.leader_epoch;
-        } else if (err == 1) {
-            pr->offset = -1;
-            pr->leader_epoch = -1;
-        } else {
-            pr->error_code = err;
-        }
-        break;
-    default:
-        if (rp->timestamp < 0) {
-            pr->offset = -1;
-            pr->leader_epoch = -1;
-            break;
-        }
-        err = log_offset_for_timestamp(part->log, rp->timestamp, &ts);
-        if (err == 0 && ts.offset < part_hwm(part)) {
-            pr->offset = ts.offset;
-            pr->timestamp = ts.timestamp;
-            pr->leader_epoch = ts.leader_epoch;
-        } else if (err == 0 || err == 1) {
-            pr->offset = -1;
-            pr->leader_epoch = -1;
-        } else {
-            pr->error_code = err;
-        }
-    }
+    pr->offset = o.offset;
+    pr->timestamp = o.timestamp;
+    pr->leader_epoch = o.leader_epoch;
 }
 
 void api_list_offsets(api_req_t *req)
@@ -98,10 +46,10 @@ void api_list_offsets(api_req_t *req)
             part_t *part;
             proto_list_offsets_resp_list_offsets_partition_response_init(pr);
             pr->partition_index = rp->partition_index;
-            /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
-            pr->error_code = api_part_online_by_name(req, rt->name, rp->partition_index, &part);
-            if (part)
-                api_lo_part(req, part, r.isolation_level, rp, pr);
+            pr->error_code = part_find_by_name(req->b->reg, rt->name.p, rt->name.len,
+                                               rp->partition_index, &part);
+            if (part) /* no transactions yet: isolation changes nothing */
+                api_lo_part(part, rp, pr);
         }
     }
     API_REPLY(req, list_offsets, &resp);
@@ -137,13 +85,11 @@ void api_offset_for_leader_epoch(api_req_t *req)
             part_t *part;
             proto_offset_for_leader_epoch_resp_epoch_end_offset_init(pr);
             pr->partition = rp->partition;
-            pr->error_code = api_part_online_by_name(req, rt->topic, rp->partition, &part);
-            if (!part)
-                continue;
-            pr->error_code = api_check_epoch(part, rp->current_leader_epoch);
-            if (!pr->error_code)
-                log_epoch_end_offset(part->log, rp->leader_epoch, &pr->end_offset,
-                                     &pr->leader_epoch);
+            pr->error_code =
+                part_find_by_name(req->b->reg, rt->topic.p, rt->topic.len, rp->partition, &part);
+            if (part)
+                pr->error_code = part_epoch_end(part, rp->current_leader_epoch, rp->leader_epoch,
+                                                &pr->end_offset, &pr->leader_epoch);
         }
     }
     API_REPLY(req, offset_for_leader_epoch, &resp);

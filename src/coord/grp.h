@@ -413,6 +413,11 @@ int grp_part_snapshot(grp_coord_t *c, int32_t part, grp_recs_t *recs);
  * number of offsets removed. */
 int grp_expire_offsets(grp_coord_t *c);
 
+/* What Kafka answers for a coordinator write that failed with err (the
+ * partition layer's error): NOT_COORDINATOR when the partition cannot be
+ * written here, REBALANCE_IN_PROGRESS or (for_offsets) REQUEST_TIMED_OUT
+ * for a timeout, INVALID_COMMIT_OFFSET_SIZE for records too large, ... */
+int16_t grp_write_error(int16_t err, int for_offsets);
 void grp_recs_init(grp_recs_t *recs);
 void grp_recs_free(grp_recs_t *recs);
 

@@ -12,7 +12,7 @@
  * end it had then, at most GRP_LOG_SLICE bytes per loop turn.
  *
  * Timers: the coordinator's own heap behind one loop timer. */
-#include "coord/grp_log.h"
+#include "coord/grp_log_int.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log/log_batch.h"
+#include "partition/part_read.h"
 #include "util/logging.h"
 #include "util/mem.h"
 #include "util/uuid.h"
@@ -29,36 +30,6 @@
 #define GRP_LOG_READ (1 << 20)
 #define GRP_LOG_TOPIC_LEN (sizeof(GRP_LOG_TOPIC) - 1)
 
-typedef struct grp_log_s {
-    net_loop_t *loop;
-    part_reg_t *reg;
-    grp_coord_t *coord;
-    int32_t nparts;
-    /* The coordinator's timers: a min-heap on due time, served by one
-     * loop timer armed for the earliest (tick_due; INT64_MAX: none). */
-    grp_timer_t **heap;
-    int32_t nheap, capheap;
-    int64_t tick_due;
-    uint64_t next_id;
-    /* Rewrites (compaction) due, run from their own timer. */
-    grp_timer_t compact_timer;
-    bool *compact_due;
-    int64_t *compact_at; /* log size that triggers the next rewrite */
-    int64_t compact_min;
-    /* Replay: the partition being read and where, up to which end. */
-    grp_timer_t load_timer;
-    int32_t load_part;
-    int64_t load_next;
-    int64_t load_end;
-    int64_t load_records;
-    int64_t load_start_ms;
-} grp_log_t;
-
-/* The host the loop timer serves. Loop timers are never cancelled (a
- * stale one finds nothing due), so they must not point at a host that
- * may be gone: they go through this, which close clears. There is one
- * coordinator per process. */
-static grp_log_t *grp_log_active;
 
 static int64_t grp_log_now(void *ctx)
 {
@@ -130,35 +101,35 @@ static void grp_log_heap_del(grp_log_t *h, grp_timer_t *t)
 
 static void grp_log_tick(net_loop_t *loop, void *data);
 
-/* Arms the loop timer when the earliest due is before the armed one. */
+/* Arms the loop timer when the earliest due is before the armed one;
+ * the one armed before is cancelled, so there is never more than one
+ * and close can cancel it. */
 static void grp_log_rearm(grp_log_t *h)
 {
     if (!h->nheap || h->heap[0]->due >= h->tick_due)
         return;
+    if (h->tick_id)
+        net_timer_cancel(h->loop, h->tick_id);
     h->tick_due = h->heap[0]->due;
-    net_timer_add(h->loop, h->tick_due - net_loop_now_mono(h->loop), grp_log_tick, NULL);
+    h->tick_id =
+        net_timer_add(h->loop, h->tick_due - net_loop_now_mono(h->loop), grp_log_tick, h);
 }
 
 static void grp_log_tick(net_loop_t *loop, void *data)
 {
-    grp_log_t *h = grp_log_active;
-    (void)data;
-    if (!h)
-        return;
+    grp_log_t *h = data;
     int64_t now = net_loop_now_mono(loop);
     /* Timers armed by the callbacks wait for the next turn of the loop
      * (the replay re-arms itself at 0 ms to yield). */
     uint64_t last = h->next_id;
-    if (now >= h->tick_due)
-        h->tick_due = INT64_MAX; /* the armed one is due: this is it, or it is stale */
-    while (h->nheap && h->heap[0]->due <= now && h->heap[0]->id <= last &&
-           grp_log_active == h) {
+    h->tick_id = 0;
+    h->tick_due = INT64_MAX;
+    while (h->nheap && h->heap[0]->due <= now && h->heap[0]->id <= last) {
         grp_timer_t *t = h->heap[0];
         grp_log_heap_del(h, t);
         grp_timer_fire(t);
     }
-    if (grp_log_active == h)
-        grp_log_rearm(h);
+    grp_log_rearm(h);
 }
 
 static uint64_t grp_log_timer_add(void *ctx, int64_t ms, grp_timer_t *t)
@@ -182,7 +153,7 @@ static void grp_log_timer_cancel(void *ctx, grp_timer_t *t)
 }
 
 /* The host's own timer (the replay), outside the coordinator. */
-static void grp_log_arm(grp_log_t *h, grp_timer_t *t, int64_t ms)
+void grp_log_arm(grp_log_t *h, grp_timer_t *t, int64_t ms)
 {
     grp_log_heap_del(h, t);
     t->due = net_loop_now_mono(h->loop) + ms;
@@ -204,7 +175,7 @@ static void grp_log_random(void *ctx, uint8_t out[16])
     }
 }
 
-static part_t *grp_log_part(grp_log_t *h, int32_t p)
+part_t *grp_log_part(grp_log_t *h, int32_t p)
 {
     topic_t *t = part_topic_get(h->reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
     return t ? part_get(t, p) : NULL;
@@ -218,142 +189,6 @@ static bool grp_log_offline(void *ctx, int32_t p)
     grp_log_t *h = ctx;
     topic_t *t = part_topic_get(h->reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
     return t && p >= 0 && p < t->nparts && part_offline(t->parts[p]);
-}
-
-/* ---- compaction ----
- *
- * Kafka compacts __consumer_offsets; the log layer does not compact yet,
- * and without it the topic would grow with every commit (and replay at
- * start would slow down). The coordinator holds the whole live state, so
- * it rewrites a partition instead: roll the log, append the records of
- * the live state (grp_part_snapshot), fsync, and delete everything before
- * them (DeleteRecords). A crash at any point leaves either the old
- * records, or the old records followed by the rewrite, which replay to
- * the same state. A partition is rewritten when its log exceeds
- * GRP_LOG_COMPACT_MIN (or offsets.topic.segment.bytes if smaller) and
- * four times its live state. */
-#define GRP_LOG_COMPACT_MIN (16 << 20)
-
-/* Called after each append: only marks the partition (a rewrite must
- * not run inside a coordinator operation, which applies its change
- * after the append). */
-static void grp_log_compact_check(grp_log_t *h, part_t *part)
-{
-    if (log_size_bytes(part->log) < h->compact_at[part->index] || h->compact_due[part->index])
-        return;
-    h->compact_due[part->index] = true;
-    if (!h->compact_timer.id)
-        grp_log_arm(h, &h->compact_timer, 0);
-}
-
-static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs);
-
-static void grp_log_compact(grp_log_t *h, int32_t p)
-{
-    part_t *part = grp_log_part(h, p);
-    int64_t now = net_now_wall_ms();
-    grp_recs_t recs;
-
-    if (!part || grp_part_loading(h->coord, p))
-        return;
-    int64_t before = log_size_bytes(part->log);
-    grp_recs_init(&recs);
-    int n = grp_part_snapshot(h->coord, p, &recs);
-    /* Not again before the log is four times the live state. */
-    int64_t live = (int64_t)recs.data.len;
-    h->compact_at[p] = live * 4 > h->compact_min ? live * 4 : h->compact_min;
-    if (before < h->compact_at[p]) {
-        grp_recs_free(&recs);
-        return;
-    }
-    int64_t start = -1;
-    int16_t err = log_roll(part->log, now);
-    if (!err)
-        start = log_end_offset(part->log);
-    /* In batches well below the segment size (a batch must fit one). */
-    for (int i = 0; !err && i < recs.n;) {
-        grp_recs_t view = recs;
-        size_t bytes = 0;
-        view.v = recs.v + i;
-        view.n = 0;
-        while (i + view.n < recs.n && (view.n == 0 || bytes < (size_t)h->compact_min / 4)) {
-            bytes += (size_t)recs.v[i + view.n].key_len + (size_t)(recs.v[i + view.n].val_len > 0
-                                                                        ? recs.v[i + view.n].val_len
-                                                                        : 0);
-            view.n++;
-        }
-        err = grp_log_store(h, p, &view);
-        i += view.n;
-    }
-    if (!err && log_flush(part->log, now) < 0)
-        err = KERR_KAFKA_STORAGE_ERROR;
-    if (!err)
-        err = log_delete_records(part->log, start);
-    if (err)
-        lg_error("%s-%d: rewrite failed: %s", GRP_LOG_TOPIC, p, kerr_name(err));
-    else
-        lg_info("%s-%d: rewrote %d live record(s) at offset %lld; %lld bytes before, %lld after",
-                GRP_LOG_TOPIC, p, n, (long long)start, (long long)before,
-                (long long)log_size_bytes(part->log));
-    grp_recs_free(&recs);
-}
-
-static void grp_log_compact_step(grp_timer_t *t)
-{
-    grp_log_t *h = (grp_log_t *)(void *)((char *)t - offsetof(grp_log_t, compact_timer));
-    for (int32_t p = 0; p < h->nparts; p++)
-        if (h->compact_due[p]) {
-            grp_log_compact(h, p); /* still due meanwhile: its own appends do not re-arm */
-            h->compact_due[p] = false;
-        }
-}
-
-static int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
-{
-    grp_log_t *h = ctx;
-    part_t *part = grp_log_part(h, p);
-    int64_t now = net_now_wall_ms();
-    log_batch_build_t opt;
-    log_append_result_t res;
-    buf_t b;
-
-    if (!part)
-        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
-    if (!recs->n)
-        return KERR_NONE;
-    log_record_t *r = xcalloc((size_t)recs->n, sizeof(*r));
-    for (int i = 0; i < recs->n; i++) {
-        const struct grp_recs_ent_s *e = &recs->v[i];
-        r[i].timestamp = now;
-        r[i].key = recs->data.p + e->key_off;
-        r[i].key_len = e->key_len;
-        r[i].value = e->val_len >= 0 ? recs->data.p + e->val_off : NULL;
-        r[i].value_len = e->val_len;
-    }
-    buf_init(&b);
-    log_batch_build_init(&opt);
-    int16_t err = KERR_UNKNOWN_SERVER_ERROR;
-    if (log_batch_build(&b, &opt, r, recs->n) == 0)
-        err = log_append(part->log, b.p, b.len, part->leader_epoch, now, &res);
-    buf_free(&b);
-    free(r);
-    if (err)
-        return err;
-    if (log_unflushed_messages(part->log) >= part->topic->cfg.flush_messages &&
-        log_flush(part->log, now) < 0) {
-        /* As in Kafka, whose append fails when its flush does: nothing is
-         * applied, and the records are taken back out of the log (now
-         * offline, see grp_log_offline). */
-        lg_error("%s-%d: flush failed: %s", GRP_LOG_TOPIC, p, strerror(errno));
-        if (log_truncate_to(part->log, res.base_offset) < 0)
-            lg_error("%s-%d: cannot remove the unflushed records: %s", GRP_LOG_TOPIC, p,
-                     strerror(errno));
-        return KERR_KAFKA_STORAGE_ERROR;
-    }
-    part_appended(part);
-    part_notify(part);
-    grp_log_compact_check(h, part);
-    return KERR_NONE;
 }
 
 /* ---- replay ---- */
@@ -393,10 +228,15 @@ static int64_t grp_log_read_some(grp_log_t *h, part_t *part, int64_t budget)
 {
     int64_t done = 0;
     while (done < budget && h->load_next < h->load_end) {
-        log_read_result_t rd;
-        int16_t err = log_read(part->log, h->load_next, GRP_LOG_READ, 1, h->load_end, &rd);
-        if (err == KERR_OFFSET_OUT_OF_RANGE && h->load_next < log_start_offset(part->log)) {
-            h->load_next = log_start_offset(part->log); /* retention moved the start */
+        struct {
+            int fd;
+            int64_t file_pos;
+            int32_t len;
+        } rd;
+        int16_t err = part_read_local(part, h->load_next, GRP_LOG_READ, h->load_end, &rd.fd,
+                                      &rd.file_pos, &rd.len);
+        if (err == KERR_OFFSET_OUT_OF_RANGE && h->load_next < part_log_start(part)) {
+            h->load_next = part_log_start(part); /* retention moved the start */
             continue;
         }
         if (err || rd.len <= 0) {
@@ -441,8 +281,8 @@ static int grp_log_next_part(grp_log_t *h)
             grp_load_end(h->coord, h->load_part);
             continue;
         }
-        h->load_next = log_start_offset(part->log);
-        h->load_end = log_end_offset(part->log);
+        h->load_next = part_log_start(part);
+        h->load_end = part_log_end(part);
         return 1;
     }
     return 0;
@@ -473,11 +313,7 @@ static void grp_log_load_step(grp_timer_t *t)
 
 /* ---- open and close ---- */
 
-/* The internal topic's settings: Kafka compacts it. Without compaction
- * here, time or size retention would lose live offsets, so it keeps
- * everything (see the note on growth in grp_log.h). */
-static void grp_log_topic_cfg(const topic_cfg_t *base, const grp_log_config_t *cfg,
-                              topic_cfg_t *t)
+void grp_log_topic_config(const topic_cfg_t *base, const grp_log_config_t *cfg, topic_cfg_t *t)
 {
     *t = *base;
     t->compacted = true;
@@ -494,26 +330,15 @@ static topic_t *grp_log_topic(part_reg_t *reg, const grp_log_config_t *cfg)
     topic_cfg_t tcfg;
     topic_t *t = part_topic_get(reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
 
-    if (!t) {
-        grp_log_topic_cfg(&reg->defaults, cfg, &tcfg);
-        int16_t err = part_topic_create(reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN,
-                                        cfg->grp.num_partitions, &tcfg, net_now_wall_ms(), &t);
-        if (err) {
-            lg_error("cannot create %s: %s", GRP_LOG_TOPIC, kerr_name(err));
-            return NULL;
-        }
-        return t;
-    }
+    if (!t)
+        return NULL;
     /* A registry that did not keep the topic's settings (a data dir from
      * before topic configs were persisted) would apply retention to it. */
     if (!t->cfg.compacted) {
         lg_warn("%s has no compact policy: keeping its records without retention",
                 GRP_LOG_TOPIC);
-        grp_log_topic_cfg(&t->cfg, cfg, &tcfg);
-        t->cfg = tcfg;
-        for (int32_t i = 0; i < t->nparts; i++)
-            if (t->parts[i])
-                log_set_config(t->parts[i]->log, &tcfg.log);
+        grp_log_topic_config(&t->cfg, cfg, &tcfg);
+        part_topic_apply_cfg(t, &tcfg);
     }
     return t;
 }
@@ -535,13 +360,15 @@ grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_confi
     h->load_timer.cb = grp_log_load_step;
     h->compact_timer.cb = grp_log_compact_step;
     h->compact_due = xcalloc((size_t)h->nparts + 1, sizeof(*h->compact_due));
+    h->compacting = xcalloc((size_t)h->nparts + 1, sizeof(*h->compacting));
+    h->written_end = xcalloc((size_t)h->nparts + 1, sizeof(*h->written_end));
+    h->commit_timeout_ms = cfg->commit_timeout_ms > 0 ? cfg->commit_timeout_ms : 5000;
     h->compact_min = cfg->segment_bytes > 0 && cfg->segment_bytes < GRP_LOG_COMPACT_MIN
                          ? cfg->segment_bytes
                          : GRP_LOG_COMPACT_MIN;
     h->compact_at = xcalloc((size_t)h->nparts + 1, sizeof(*h->compact_at));
     for (int32_t i = 0; i < h->nparts; i++)
         h->compact_at[i] = h->compact_min;
-    grp_log_active = h;
     gc.num_partitions = t->nparts;
     h->coord = grp_coord_new(&gc, &env);
     for (int32_t i = 0; i < h->nparts; i++)
@@ -561,8 +388,10 @@ void grp_log_close(grp_coord_t *c)
     grp_log_heap_del(h, &h->load_timer);
     grp_log_heap_del(h, &h->compact_timer);
     grp_coord_free(c);
-    if (grp_log_active == h)
-        grp_log_active = NULL;
+    if (h->tick_id)
+        net_timer_cancel(h->loop, h->tick_id);
+    free(h->written_end);
+    free(h->compacting);
     free(h->heap);
     free(h->compact_due);
     free(h->compact_at);

@@ -1,7 +1,8 @@
 /* The coordinator on a running broker: its timers on the event loop, its
  * state in the internal topic __consumer_offsets (created on first use,
- * like Kafka's, cleanup.policy=compact without retention), and the replay
- * of that topic when it starts. Replay runs in slices on the loop, so a
+ * like Kafka's, cleanup.policy=compact without retention) written through
+ * the partition layer's append path, and the replay of that topic when it
+ * starts. Replay runs in slices on the loop, so a
  * large topic delays nothing else; groups of a partition still loading
  * answer COORDINATOR_LOAD_IN_PROGRESS. Until the log layer compacts, a
  * partition that grows to four times its live state (and at least
@@ -20,15 +21,33 @@
 typedef struct grp_log_config_s {
     grp_config_t grp;
     int64_t segment_bytes; /* offsets.topic.segment.bytes, 104857600 */
+    int32_t commit_timeout_ms; /* offsets.commit.timeout.ms, 5000 */
 } grp_log_config_t;
 
-/* Opens the coordinator: finds or creates __consumer_offsets (with
- * cfg->grp.num_partitions partitions when it is new; an existing topic
- * keeps its count) and starts replaying it. Returns a coordinator owned
- * by the caller (grp_log_close), or NULL after logging why the topic
- * cannot be created. */
+/* The config __consumer_offsets is created with: base (the topic
+ * defaults) compacted, without retention, with offsets.topic.segment.bytes. */
+void grp_log_topic_config(const topic_cfg_t *base, const grp_log_config_t *cfg, topic_cfg_t *t);
+/* Opens the coordinator on __consumer_offsets (which the caller creates
+ * first, with cfg->grp.num_partitions partitions and
+ * grp_log_topic_config: an existing topic keeps its count) and starts
+ * replaying it. Returns a coordinator owned by the caller
+ * (grp_log_close), or NULL when the topic does not exist. */
 grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_config_t *cfg);
 /* Stops the replay and the timers and frees the coordinator. */
 void grp_log_close(grp_coord_t *c);
+
+/* Runs cb(udata, err) once everything the coordinator has written so far
+ * to partitions parts[0..n) of __consumer_offsets is committed (err 0:
+ * appended, flushed as the flush policy asks, below the high watermark),
+ * or failed (KAFKA_STORAGE_ERROR: the partition went offline;
+ * REQUEST_TIMED_OUT after offsets.commit.timeout.ms). In the call when
+ * nothing is pending, which is the common case. A coordinator applies a
+ * change as soon as its records are placed; its answers wait for this,
+ * so that no client is told of a change that a crash could lose. */
+typedef void grp_log_committed_fn(void *udata, int16_t err);
+void grp_log_when_committed(grp_coord_t *c, const int32_t *parts, int n,
+                            grp_log_committed_fn *cb, void *udata);
+/* The partition of __consumer_offsets that holds a group. */
+int32_t grp_log_partition(const grp_coord_t *c, const char *group_id);
 
 #endif

@@ -104,7 +104,7 @@ void grp_recs_offset_tombstone(grp_recs_t *recs, const grp_t *g, const grp_offse
 }
 
 /* Kafka turns log append errors into errors the clients act on. */
-static int16_t grp_store_error(int16_t err, int for_offsets)
+int16_t grp_write_error(int16_t err, int for_offsets)
 {
     switch (err) {
     case KERR_NONE:
@@ -144,7 +144,7 @@ int16_t grp_store(grp_coord_t *c, grp_t *g, const grp_recs_t *recs, int for_offs
     if (err) {
         lg_warn("group %s: writing %d record(s) to __consumer_offsets-%d failed: %s",
                 g->id, recs->n, g->part, kerr_name(err));
-        return grp_store_error(err, for_offsets);
+        return grp_write_error(err, for_offsets);
     }
     /* Keep the group record as written, for partition rewrites. */
     for (int i = 0; i < recs->n; i++) {

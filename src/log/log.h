@@ -1,4 +1,4 @@
-/* A partition's log: Kafka's on-disk layout (FORMATS §7), so a data
+/* A partition's log: Kafka's on-disk layout (protocol/FORMATS.md §7), so a data
  * directory written by strand can be read by Kafka's own tools.
  *
  * One log_t per partition directory "<topic>-<partition>". It owns the
@@ -290,6 +290,38 @@ int log_flush(log_t *log, int64_t now_ms);
  * rescans the active segment. Kafka does this in the background after
  * each roll; call it from a timer. Returns 0 or -1 with errno. */
 int log_flush_rolled(log_t *log);
+/* The same in three steps, so that the fsyncs run on a worker thread:
+ * log_sync_begin (loop) decides what the flush covers - the segments,
+ * index files and directory written since the recovery point, up to what
+ * is committed now (rolled_only: up to the active segment's base, as
+ * log_flush_rolled) - and takes duplicates of their descriptors;
+ * log_sync_run (any thread) syncs them; log_sync_end (loop) then moves
+ * the recovery point, or takes the log offline if a sync failed. Appends
+ * may go on meanwhile; they are not covered. Several flushes of a log may
+ * be out at once. */
+typedef struct log_sync_s {
+    int *fds;
+    int nfds;
+    int dir_fd;
+    int64_t target;    /* the recovery point once synced */
+    int64_t unflushed; /* records the flush covers */
+    int err;           /* errno of a failed sync */
+    uint64_t uid;      /* the log's (log_uid) */
+} log_sync_t;
+
+/* Returns 0 (s may have nothing to sync: log_sync_pending), or -1 with
+ * errno when the log is offline, or when a descriptor cannot be had,
+ * which takes it offline as a failed fsync would. */
+int log_sync_begin(log_t *log, int rolled_only, log_sync_t *s);
+int log_sync_pending(const log_sync_t *s);
+/* Thread-safe: touches only s. */
+void log_sync_run(log_sync_t *s);
+/* After log_sync_run; log must be the log s was begun on (same uid, else
+ * -1/EINVAL and nothing changes). Returns 0, or -1 with errno (the log is
+ * offline when a sync failed). */
+int log_sync_end(log_t *log, log_sync_t *s, int64_t now_ms);
+/* Forgets s without ending it (its log is gone). */
+void log_sync_drop(log_sync_t *s);
 /* Records appended since the last flush (the flush.messages policy); 0
  * for an offline log, which has nothing it could flush. */
 int64_t log_unflushed_messages(const log_t *log);

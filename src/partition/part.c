@@ -1,13 +1,14 @@
-/* The topic registry: lookups, watches, and building the registry at
- * start-up from the metadata image (part_meta.c makes the changes). */
+/* The topic registry: lookups, watches, partitions and their replicas,
+ * and building the registry at start-up from the metadata image
+ * (part_delta.c follows the changes after that). */
 #include "partition/part.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "net/net_pool.h"
 #include "partition/part_int.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -55,20 +56,69 @@ void part_topic_unlink(part_reg_t *reg, topic_t *topic)
 void part_topic_free(topic_t *topic)
 {
     for (int32_t i = 0; i < topic->nparts; i++)
-        free(topic->parts[i]);
+        part_free(topic->parts[i]);
     free(topic->parts);
+    free(topic->creating);
     free(topic->name);
     free(topic);
 }
 
-part_t *part_new(topic_t *topic, int32_t index, log_t *log)
+part_t *part_new(topic_t *topic, int32_t index, log_t *log, int32_t node_id)
 {
     part_t *part = xcalloc(1, sizeof(*part));
     part->topic = topic;
     part->index = index;
     part->log = log;
+    part->node_id = node_id;
+    part->leader = node_id;
+    part->nreplicas = part->nisr = 1;
+    part->replicas = xcalloc(1, sizeof(*part->replicas));
+    part->replicas[0].node_id = node_id;
+    part->replicas[0].log_end_offset = log_end_offset(log);
+    part->isr = xcalloc(1, sizeof(*part->isr));
+    part->isr[0] = node_id;
+    part->flush_hold = part->flush_hold_next = INT64_MAX;
     part->watchers.next = part->watchers.prev = &part->watchers;
     return part;
+}
+
+void part_free(part_t *part)
+{
+    if (!part)
+        return;
+    free(part->replicas);
+    free(part->isr);
+    free(part);
+}
+
+static part_replica_t *part_replica(part_t *part, int32_t node_id)
+{
+    for (int32_t i = 0; i < part->nreplicas; i++)
+        if (part->replicas[i].node_id == node_id)
+            return &part->replicas[i];
+    return NULL;
+}
+
+int part_update_hwm(part_t *part)
+{
+    int64_t leo = log_end_offset(part->log), hwm = leo;
+    part_replica_t *self = part_replica(part, part->node_id);
+
+    if (self)
+        self->log_end_offset = leo;
+    for (int32_t i = 0; i < part->nisr; i++) {
+        const part_replica_t *r = part_replica(part, part->isr[i]);
+        if (r && r->log_end_offset < hwm)
+            hwm = r->log_end_offset;
+    }
+    if (hwm > part->flush_hold)
+        hwm = part->flush_hold;
+    if (hwm > part->flush_hold_next)
+        hwm = part->flush_hold_next;
+    if (hwm <= log_high_watermark(part->log))
+        return 0;
+    log_set_high_watermark(part->log, hwm);
+    return 1;
 }
 
 void part_topic_grow(topic_t *topic, int32_t nparts)
@@ -76,9 +126,18 @@ void part_topic_grow(topic_t *topic, int32_t nparts)
     if (nparts <= topic->nparts)
         return;
     topic->parts = xrealloc(topic->parts, (size_t)nparts * sizeof(part_t *));
-    for (int32_t i = topic->nparts; i < nparts; i++)
+    topic->creating = xrealloc(topic->creating, (size_t)nparts);
+    for (int32_t i = topic->nparts; i < nparts; i++) {
         topic->parts[i] = NULL;
+        topic->creating[i] = 0;
+    }
     topic->nparts = nparts;
+}
+
+void part_lead(part_t *part, int32_t epoch)
+{
+    part->leader_epoch = epoch;
+    part_update_hwm(part);
 }
 
 /* Leadership is (re)taken at start: a new epoch begins at the log end. */
@@ -86,8 +145,7 @@ void part_take_leadership(part_t *part)
 {
     int32_t epoch = log_latest_epoch(part->log) + 1;
     part->leader_epoch = epoch;
-    /* The only replica: everything in the log is committed. */
-    log_set_high_watermark(part->log, log_end_offset(part->log));
+    part_update_hwm(part);
     if (log_epoch_assign(part->log, epoch, log_end_offset(part->log)) < 0)
         lg_warn("%s-%d: cannot write leader-epoch-checkpoint: %s", part->topic->name,
                 part->index, strerror(errno));
@@ -197,7 +255,7 @@ static void part_reg_load(part_reg_t *reg, int64_t now_ms)
                                               : NULL;
             if (!log)
                 continue;
-            topic->parts[i] = part_new(topic, i, log);
+            topic->parts[i] = part_new(topic, i, log, reg->node_id);
             part_take_leadership(topic->parts[i]);
         }
         lg_info("loaded topic %s with %d partitions", topic->name, topic->nparts);
@@ -207,46 +265,27 @@ static void part_reg_load(part_reg_t *reg, int64_t now_ms)
 part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms)
 {
     part_reg_t *reg = xcalloc(1, sizeof(*reg));
-    int fresh = 0;
 
     smap_init(&reg->by_name);
     smap_init(&reg->by_id);
     smap_init(&reg->by_norm);
     reg->logs = logs;
     reg->defaults = cfg->defaults;
-    if (cfg->props)
-        cfg_topic_apply_static(&reg->defaults, cfg->props);
     reg->num_partitions = cfg->num_partitions;
     reg->node_id = cfg->node_id;
-    reg->meta = meta_log_open(logs, now_ms, &fresh);
-    if (!reg->meta)
-        goto err;
-    if (fresh && part_meta_bootstrap(reg, now_ms) != 0)
-        goto err;
+    reg->ctl = cfg->ctl;
+    reg->meta = ctl_meta(cfg->ctl);
     part_reg_purge_strays(reg, now_ms);
     part_reg_load(reg, now_ms);
+    reg->meta->listener.ctx = reg;
+    reg->meta->listener.on_commit = part_delta_apply;
     return reg;
-err:
-    lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
-    part_reg_free(reg);
-    return NULL;
 }
 
-part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions)
+void part_attach(part_reg_t *reg, net_loop_t *loop, net_pool_t *pool)
 {
-    part_reg_config_t cfg;
-    struct timespec ts;
-
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.defaults = *defaults;
-    cfg.num_partitions = num_partitions;
-    cfg.node_id = 1;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    part_reg_t *reg =
-        part_reg_open_ex(logs, &cfg, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    if (!reg)
-        exit(1);
-    return reg;
+    reg->loop = loop;
+    reg->pool = pool;
 }
 
 void part_reg_free(part_reg_t *reg)
@@ -260,8 +299,19 @@ void part_reg_free(part_reg_t *reg)
     smap_free(&reg->by_name);
     smap_free(&reg->by_id);
     smap_free(&reg->by_norm);
-    meta_log_free(reg->meta);
+    if (reg->meta && reg->meta->listener.ctx == reg)
+        reg->meta->listener.on_commit = NULL;
     free(reg);
+}
+
+void part_topic_apply_cfg(topic_t *topic, const topic_cfg_t *cfg)
+{
+    log_config_t lc;
+    topic->cfg = *cfg;
+    cfg_topic_log_config(&topic->cfg, &lc);
+    for (int32_t i = 0; i < topic->nparts; i++)
+        if (topic->parts[i])
+            log_set_config(topic->parts[i]->log, &lc);
 }
 
 /* ---- lookups ---- */
@@ -285,21 +335,6 @@ topic_t *part_topic_next(part_reg_t *reg, size_t *pos)
 const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic)
 {
     return meta_image_config(&reg->meta->img, META_RES_TOPIC, topic->name, topic->name_len);
-}
-
-int16_t part_topic_name_check(const char *name, size_t len)
-{
-    if (len == 0 || len > 249)
-        return KERR_INVALID_TOPIC_EXCEPTION;
-    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-        return KERR_INVALID_TOPIC_EXCEPTION;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return KERR_INVALID_TOPIC_EXCEPTION;
-    }
-    return 0;
 }
 
 /* ---- watches ---- */

@@ -16,13 +16,40 @@ topic_t *part_topic_new(part_reg_t *reg, const char *name, size_t len, const uin
 void part_topic_unlink(part_reg_t *reg, topic_t *topic);
 /* Frees a topic and its part_t's (the logs belong to the manager). */
 void part_topic_free(topic_t *topic);
-part_t *part_new(topic_t *topic, int32_t index, log_t *log);
+/* A partition led by node_id with itself as the only replica and in-sync
+ * replica (until the replication layer fills in others). */
+part_t *part_new(topic_t *topic, int32_t index, log_t *log, int32_t node_id);
+void part_free(part_t *part);
 /* Grows the parts array to nparts (new slots NULL). */
 void part_topic_grow(topic_t *topic, int32_t nparts);
+/* Leadership taken again at start-up: a new epoch (the last one + 1)
+ * begins at the log end. */
 void part_take_leadership(part_t *part);
-/* First start with this metadata log: the bootstrap records and, for a
- * data dir that has partition directories, records describing them.
- * Returns 0 or a Kafka error code. */
-int16_t part_meta_bootstrap(part_reg_t *reg, int64_t now_ms);
+/* Leadership at a known epoch (a new partition's, from its record) whose
+ * start the log's epoch cache has already. */
+void part_lead(part_t *part, int32_t epoch);
+/* The metadata log's listener (part_delta.c): applies a committed
+ * change to the registry and the logs. */
+void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
+                      int64_t now_ms, void (*applied)(void *arg), void *arg);
+
+/* The append path's steps shared with the write queue (part_wq.c). */
+struct part_append_s;
+struct part_append_ent_s;
+/* Places ent's batch in its log (log_append_place). Returns
+ * LOG_APPEND_AGAIN (nothing done: retry after the pending writes are
+ * committed) or 0: the entry is final (ent->err), or has a write to run. */
+int part_append_place(struct part_append_s *op, struct part_append_ent_s *ent);
+/* Commits ent's written batch (the log is looked up again and must be
+ * the one it was placed in), then wakes readers. */
+void part_append_commit(struct part_append_s *op, struct part_append_ent_s *ent);
+/* Every batch of op is placed and written: the flush and replica waits. */
+void part_append_settle(struct part_append_s *op);
+/* Queues op (validated) for placing and writing on the pool. */
+void part_wq_add(part_reg_t *reg, struct part_append_s *op);
+/* Nothing queued or being written: an append may run on the loop. */
+int part_wq_idle(part_reg_t *reg);
+/* Shutdown, after the pool is gone: writes what is left, frees the queue. */
+void part_wq_free(part_reg_t *reg);
 
 #endif
