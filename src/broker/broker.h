@@ -24,6 +24,7 @@ typedef struct broker_s {
     int grp_topic_pending;       /* __consumer_offsets is being created */
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
+    char **lkeys;         /* listeners[i] serves endpoint lkeys[i] ("NAME host port") */
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */
     int nconns;
@@ -43,5 +44,12 @@ int broker_run(broker_t *b);
 /* Host and port advertised for clients (first advertised non-controller
  * listener). */
 void broker_advertised(broker_t *b, const char **host, int *port);
+/* Makes the open listeners those of b->cfg.listeners (controller ones
+ * aside): closes the ones it no longer names, opens the new ones. Returns
+ * the number that could not be opened (logged). */
+int broker_listeners_sync(broker_t *b);
+/* The worker threads b->cfg.num_io_threads asks for on this machine (at
+ * most one per CPU; none with one CPU, the loop does it all). */
+int broker_pool_size(const broker_t *b);
 
 #endif
