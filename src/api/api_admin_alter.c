@@ -247,21 +247,14 @@ static int api_list_split(char *s, char **out, int max)
     return n;
 }
 
-/* Kafka's split of a broker key's value: on commas, nothing trimmed (so
- * "a , b" holds "a " and " b"). */
+/* Kafka's split of a broker key's value: on commas, empty parts dropped,
+ * nothing trimmed (so "a , b" holds "a " and " b"). */
 static int api_list_split_raw(char *s, char **out, int max)
 {
     int n = 0;
-    if (!*s)
-        return 0;
-    for (char *p = s; n < max; p++) {
-        char *c = strchr(p, ',');
-        out[n++] = p;
-        if (!c)
-            break;
-        *c = '\0';
-        p = c;
-    }
+    for (char *save = NULL, *tok = strtok_r(s, ",", &save); tok && n < max;
+         tok = strtok_r(NULL, ",", &save))
+        out[n++] = tok;
     return n;
 }
 
