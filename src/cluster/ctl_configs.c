@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cfg_val.h"
 #include "cluster/ctl_int.h"
 #include "util/kerr.h"
 #include "util/mem.h"
@@ -160,6 +161,45 @@ int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
         ctl_cfg_records(name, cur, &s, b);
     ctl_set_free(&s);
     return e;
+}
+
+/* ---- cordoned log dirs ---- */
+
+typedef struct ctl_cordon_s {
+    const char *path;
+    int found;
+} ctl_cordon_t;
+
+static int ctl_cordon_item(const char *item, size_t len, void *arg)
+{
+    ctl_cordon_t *c = arg;
+    c->found |= (len == 1 && *item == '*') || (strlen(c->path) == len &&
+                                                !memcmp(c->path, item, len));
+    return 0;
+}
+
+int ctl_dir_cordoned(const ctl_t *ctl, int i)
+{
+    cfg_bview_t bv;
+    ctl_cordon_t c = {log_mgr_dir_path(ctl->logs, i), 0};
+    const char *v;
+
+    cfg_bview_init(&bv, &ctl->meta->img, ctl->node_name, ctl->props);
+    if ((v = cfg_bview_set(&bv, "cordoned.log.dirs", NULL)))
+        cfg_val_items(v, ctl_cordon_item, &c);
+    return c.found;
+}
+
+int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op)
+{
+    int nd = log_mgr_ndirs(ctl->logs);
+
+    for (int d = 0; d < nd; d++)
+        if (!ctl_dir_cordoned(ctl, d))
+            return KERR_NONE;
+    snprintf(op->msg, sizeof(op->msg), "Unable to replicate the partition 1 time(s): All "
+             "brokers are currently fenced, or have all their log directories cordoned.");
+    return KERR_INVALID_REPLICATION_FACTOR;
 }
 
 void ctl_defaults_refresh(ctl_t *ctl)

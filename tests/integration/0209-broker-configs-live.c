@@ -10,6 +10,8 @@
  *     CreateTime comes back with the broker's append time;
  *   - log.roll.ms and log.retention.ms: a topic's old segment is rolled
  *     and deleted by retention (its log start offset moves);
+ *   - cordoned.log.dirs="*": no partition can be placed, creations are
+ *     refused (INVALID_REPLICATION_FACTOR, Kafka's message) until deleted;
  *   - listeners: a listener added to the node answers requests, and stops
  *     accepting once removed again.
  * All of that passes against Kafka 4.4 (KAFKA_REF=1). Strand only (what
@@ -154,6 +156,25 @@ static void retention(rd_kafka_t *rk)
               (long long)lo, (long long)hi);
     change("", "log.retention.ms", NULL, topic, "retention.ms", "604800000");
     change("", "log.roll.ms", NULL, topic, "segment.ms", "604800000");
+    free(topic);
+}
+
+/* cordoned.log.dirs: with every log dir cordoned, no partition can be
+ * placed, and creations are refused with Kafka's words. */
+static void cordoned(rd_kafka_t *rk, const char *node)
+{
+    char *topic = tl_topic_name("live-cordon"), msg[512];
+
+    change(node, "cordoned.log.dirs", "*", NULL, NULL, NULL);
+    bc_wait(fd, &arena, BC_BROKER, node, "cordoned.log.dirs", "*", BC_SRC_BROKER);
+    TL_ASSERT_EQ(adm_create(rk, topic, 1, 1, NULL, 0, msg, sizeof(msg)),
+                 RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR);
+    TL_ASSERT(!strcmp(msg, "Unable to replicate the partition 1 time(s): All brokers are "
+                           "currently fenced, or have all their log directories cordoned."),
+              "%s", msg);
+    change(node, "cordoned.log.dirs", NULL, NULL, NULL, NULL);
+    bc_wait(fd, &arena, BC_BROKER, node, "cordoned.log.dirs", "", BC_SRC_DEFAULT);
+    TL_ASSERT_EQ(adm_create(rk, topic, 1, 1, NULL, 0, NULL, 0), 0);
     free(topic);
 }
 
@@ -328,6 +349,7 @@ int main(void)
     message_size(rk, node);
     timestamps(rk, b.bootstrap);
     retention(rk);
+    cordoned(rk, node);
     listeners(&b, node);
     if (!tl_is_kafka()) {
         io_threads(&b, node);
