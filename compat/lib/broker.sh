@@ -13,7 +13,7 @@
 # The variables BROKER_KIND, BROKER_DIR, BROKER_PORT, BROKER_PID, BROKER_BS
 # describe it; broker_stop's failure text is in BROKER_ERR.
 
-BROKER_KIND= BROKER_DIR= BROKER_PORT= BROKER_PID= BROKER_BS= BROKER_ERR=
+BROKER_KIND= BROKER_DIR= BROKER_PORT= BROKER_CPORT= BROKER_PID= BROKER_BS= BROKER_ERR=
 BROKER_SETTINGS=(num.partitions=3 group.initial.rebalance.delay.ms=0)
 
 broker_free_port()
@@ -40,10 +40,19 @@ broker_wait_port()
 broker_start_strand()
 {
     local kv
+    # A complete single-node KRaft configuration, as Kafka 4.4 needs it
+    # (strand does not open the controller listener, it is only named; its
+    # port is kept across the suite's restarts).
+    if [ -z "${BROKER_CPORT:-}" ]; then
+        BROKER_CPORT=$(broker_free_port) || { BROKER_ERR="no free port"; return 1; }
+    fi
     {
         echo "# written by compat/lib/broker.sh"
+        echo "process.roles=broker,controller"
         echo "node.id=1"
-        echo "listeners=PLAINTEXT://127.0.0.1:$BROKER_PORT"
+        echo "controller.quorum.voters=1@127.0.0.1:$BROKER_CPORT"
+        echo "controller.listener.names=CONTROLLER"
+        echo "listeners=PLAINTEXT://127.0.0.1:$BROKER_PORT,CONTROLLER://127.0.0.1:$BROKER_CPORT"
         echo "advertised.listeners=PLAINTEXT://127.0.0.1:$BROKER_PORT"
         echo "log.dirs=$BROKER_DIR/data"
         echo "auto.create.topics.enable=true"

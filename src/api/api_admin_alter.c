@@ -366,8 +366,8 @@ static int16_t api_iac_broker_ops(api_req_t *req, const api_iac_req_t *rr, api_a
         a->kv[a->nkv].key = key;
         if (op >= 2) {
             const char *name = rr->resource_name.len > 0 ? api_admin_node_name(req) : "";
-            const char *now = meta_image_config_get(ctl_image(req->b->ctl), META_RES_BROKER, name,
-                                        strlen(name), key);
+            const char *now = meta_image_config_get(ctl_image(req->b->ctl), META_RES_BROKER,
+                                                    name, strlen(name), key);
             val = api_list_op(req, now ? now : k->dflt, op, val, true);
         }
         a->kv[a->nkv++].value = op == 1 ? NULL : val;
@@ -375,42 +375,50 @@ static int16_t api_iac_broker_ops(api_req_t *req, const api_iac_req_t *rr, api_a
     return 0;
 }
 
-/* Checks one resource and turns its operations into key/values (a
- * logger's are applied at once: *done). 0 or an error. */
-static int16_t api_iac_prepare(api_req_t *req, const api_iac_req_t *rr, bool validate_only,
-                               api_alter_t *a, bool *done, char *err, size_t errlen)
+/* A broker resource: Kafka's broker checks null values, duplicate keys
+ * and the name before the operations. 0 or an error. */
+static int16_t api_iac_broker(api_req_t *req, const api_iac_req_t *rr, api_alter_t *a,
+                              char *err, size_t errlen)
 {
-    const char *null_key;
+    int8_t *ops = arena_calloc(req->arena, (size_t)(rr->configs.n > 0 ? rr->configs.n : 0) + 1,
+                               1);
+    const char *null_key, *name;
+    int16_t e;
 
-    *done = false;
-    if (rr->resource_type == API_RES_TOPIC)
-        return api_iac_topic_ops(req, rr, a, err, errlen);
-    if (rr->resource_type == API_RES_BROKER_LOGGER) {
-        *done = true;
-        return api_iac_logger(req, rr, validate_only, err, errlen);
-    }
     for (int32_t j = 0; j < rr->configs.n; j++) {
-        a->kv[a->nkv].key = api_cstr(req, rr->configs.v[j].name);
-        a->kv[a->nkv].key = a->kv[a->nkv].key ? a->kv[a->nkv].key : "";
+        const char *key = api_cstr(req, rr->configs.v[j].name);
+        a->kv[a->nkv].key = key ? key : "";
         a->kv[a->nkv++].value = api_cstr(req, rr->configs.v[j].value);
-    }
-    int8_t *ops = arena_calloc(req->arena, (size_t)rr->configs.n + 1, 1);
-    for (int32_t j = 0; j < rr->configs.n; j++)
         ops[j] = rr->configs.v[j].config_operation;
-    if (rr->resource_type == API_RES_BROKER && (null_key = api_alter_null_key(a, ops))) {
+    }
+    if ((null_key = api_alter_null_key(a, ops))) {
         snprintf(err, errlen, "Null value not supported for : %s", null_key);
         return KERR_INVALID_REQUEST;
     }
-    if (rr->resource_type == API_RES_BROKER && api_alter_dup_keys(a)) {
+    if (api_alter_dup_keys(a)) {
         snprintf(err, errlen, "Error due to duplicate config keys");
         return KERR_INVALID_REQUEST;
     }
     a->nkv = 0;
-    if (rr->resource_type != API_RES_BROKER)
-        return KERR_NONE; /* answered by api_alter_one */
-    const char *name;
-    int16_t e = api_cfg_node(req, rr->resource_name, API_NODE_ALTER, &name, err, errlen);
-    return e ? e : api_iac_broker_ops(req, rr, a, err, errlen);
+    if ((e = api_cfg_node(req, rr->resource_name, API_NODE_ALTER, &name, err, errlen)))
+        return e;
+    return api_iac_broker_ops(req, rr, a, err, errlen);
+}
+
+/* Checks one resource and turns its operations into key/values (a
+ * logger's are applied at once: *done; another type is answered by
+ * api_alter_one). 0 or an error. */
+static int16_t api_iac_prepare(api_req_t *req, const api_iac_req_t *rr, bool validate_only,
+                               api_alter_t *a, bool *done, char *err, size_t errlen)
+{
+    *done = rr->resource_type == API_RES_BROKER_LOGGER;
+    if (rr->resource_type == API_RES_TOPIC)
+        return api_iac_topic_ops(req, rr, a, err, errlen);
+    if (rr->resource_type == API_RES_BROKER_LOGGER)
+        return api_iac_logger(req, rr, validate_only, err, errlen);
+    if (rr->resource_type == API_RES_BROKER)
+        return api_iac_broker(req, rr, a, err, errlen);
+    return KERR_NONE;
 }
 
 static void api_iac_reply(api_req_t *req, void *resp)
