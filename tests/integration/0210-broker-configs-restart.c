@@ -68,17 +68,19 @@ static void check_ts(const rd_kafka_message_t *m, void *arg)
 static int answers(int port)
 {
     char hp[64];
-    proto_api_versions_req_t r;
-    proto_api_versions_resp_t resp;
+    tl_req r;
+    uint8_t *frame = NULL;
 
     snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
     int s = tl_connect(hp, 2000);
     if (s < 0)
         return 0;
-    proto_api_versions_req_init(&r);
-    TL_WIRE_CALL(s, &arena, api_versions, 18, 0, &r, &resp);
+    tl_req_header(&r, 18, 0, 1, "strand-test"); /* ApiVersions v0 */
+    tl_req_finish(&r);
+    int n = tl_send_all(s, r.data, r.len) == 0 ? tl_recv_frame(s, &frame, 2000) : -1;
+    free(frame);
     close(s);
-    return resp.error_code == 0;
+    return n > 0; /* a listener being closed may take the connection and drop it */
 }
 
 static int threads_of(pid_t pid)
