@@ -9,8 +9,8 @@
  * (DescribeConfigs sources DYNAMIC_BROKER_CONFIG and
  * DYNAMIC_DEFAULT_BROKER_CONFIG, and Kafka's synonym lists, on the broker
  * and on a topic), APPEND and SUBTRACT, AlterConfigs replacing the node's
- * set, a key Kafka does not define; BROKER_LOGGER describe and its
- * refusals. The broker is shared with the other tests: only keys without
+ * set, a key Kafka does not define, librdkafka's admin API on the node;
+ * BROKER_LOGGER describe and its refusals. The broker is shared with the other tests: only keys without
  * effect on them are set (the cleaner's, config.providers,
  * log.retention.ms at its default), and everything is deleted again. */
 #include "0200-admin.h"
@@ -191,6 +191,62 @@ static void legacy(void)
     bc_wait(fd, &arena, BC_BROKER, node, "log.cleaner.io.buffer.size", "524288", BC_SRC_DEFAULT);
 }
 
+/* librdkafka's admin API on the node: AlterConfigs (the whole set),
+ * DescribeConfigs with the DYNAMIC_BROKER_CONFIG source, a refusal with
+ * Kafka's words. */
+static int rk_alter(rd_kafka_t *rk, const char *const *pairs, char *msg, size_t cap)
+{
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_ConfigResource_t *cr = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, node);
+    rd_kafka_AdminOptions_t *o = adm_opts(rk, RD_KAFKA_ADMIN_OP_ALTERCONFIGS, 0);
+    const rd_kafka_ConfigResource_t **rs;
+    size_t cnt;
+
+    for (; pairs && pairs[0]; pairs += 2)
+        rd_kafka_ConfigResource_set_config(cr, pairs[0], pairs[1]);
+    rd_kafka_AlterConfigs(rk, &cr, 1, o, q);
+    rd_kafka_event_t *ev = adm_wait(q, "AlterConfigs");
+    rs = rd_kafka_AlterConfigs_result_resources(rd_kafka_event_AlterConfigs_result(ev), &cnt);
+    TL_ASSERT(cnt == 1, "AlterConfigs: %zu results", cnt);
+    int code = rd_kafka_ConfigResource_error(rs[0]);
+    const char *m = rd_kafka_ConfigResource_error_string(rs[0]);
+    snprintf(msg, cap, "%s", m ? m : "");
+    rd_kafka_event_destroy(ev);
+    rd_kafka_AdminOptions_destroy(o);
+    rd_kafka_ConfigResource_destroy(cr);
+    rd_kafka_queue_destroy(q);
+    return code;
+}
+
+static void with_librdkafka(rd_kafka_t *rk)
+{
+    static adm_cfg cfg;
+    const char *set[] = {"log.cleaner.io.buffer.size", "600000", NULL};
+    const char *ro[] = {"log.retention.hours", "1", NULL};
+    double until = tl_now() + 15;
+
+    TL_ASSERT_EQ(rk_alter(rk, ro, M), RD_KAFKA_RESP_ERR_INVALID_REQUEST);
+    TL_ASSERT(!strcmp(bc_msg, "Cannot update these configs dynamically: [log.retention.hours]"),
+              "%s", bc_msg);
+    TL_ASSERT_EQ(rk_alter(rk, set, M), 0);
+    for (;;) {
+        adm_describe(rk, RD_KAFKA_RESOURCE_BROKER, node, &cfg);
+        int i = adm_find(&cfg, "log.cleaner.io.buffer.size");
+        if (i >= 0 && !strcmp(cfg.e[i].value, "600000"))
+            break;
+        TL_ASSERT(tl_now() < until, "librdkafka does not see the change");
+        usleep(100 * 1000);
+    }
+    adm_expect(&cfg, "log.cleaner.io.buffer.size", "600000",
+               RD_KAFKA_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG);
+    int i = adm_find(&cfg, "log.cleaner.io.buffer.size");
+    TL_ASSERT(cfg.e[i].nsyn == 2 &&
+                  cfg.e[i].syn0_source == RD_KAFKA_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG,
+              "synonyms");
+    TL_ASSERT_EQ(rk_alter(rk, NULL, M), 0);
+    bc_wait(fd, &arena, BC_BROKER, node, "log.cleaner.io.buffer.size", "524288", BC_SRC_DEFAULT);
+}
+
 static void loggers(void)
 {
     const char *root[] = {"root", "no.such.logger", NULL};
@@ -251,6 +307,7 @@ int main(void)
     synonyms(rk);
     lists_and_unknown();
     legacy();
+    with_librdkafka(rk);
     loggers();
     close(fd);
     arena_destroy(&arena);

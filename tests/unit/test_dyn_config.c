@@ -4,6 +4,7 @@
  * 4.4 broker given the same configs), the topic defaults they make, the
  * checks of a change with Kafka's messages, Java's rendering of doubles,
  * and the loggers that BROKER_LOGGER resources change. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cluster/cfg_broker.h"
@@ -203,6 +204,146 @@ static void test_dyn_check(void)
                     KERR_INVALID_REQUEST);
 }
 
+/* Kafka 4.4's keys that may change at run time, and whether only per
+ * broker (1) or cluster-wide too (0): DynamicBrokerConfig's
+ * dynamicConfigUpdateModes() of its kafka-server 4.4.0 jar. */
+static const struct {
+    const char *name;
+    int per_broker;
+} kafka_dynamic[] = {
+    {"background.threads", 0},
+    {"compression.gzip.level", 0},
+    {"compression.lz4.level", 0},
+    {"compression.type", 0},
+    {"compression.zstd.level", 0},
+    {"config.providers", 0},
+    {"cordoned.log.dirs", 1},
+    {"errors.deadletterqueue.auto.create.topics.enable", 0},
+    {"errors.deadletterqueue.topic.name.prefix", 0},
+    {"follower.fetch.last.tiered.offset.enable", 0},
+    {"follower.replication.throttled.rate", 0},
+    {"group.consumer.assignment.interval.ms", 0},
+    {"group.consumer.assignor.offload.enable", 0},
+    {"group.coordinator.cached.buffer.max.bytes", 0},
+    {"group.share.assignment.interval.ms", 0},
+    {"group.share.assignor.offload.enable", 0},
+    {"group.streams.assignment.interval.ms", 0},
+    {"group.streams.assignor.offload.enable", 0},
+    {"leader.replication.throttled.rate", 0},
+    {"listener.security.protocol.map", 1},
+    {"listeners", 1},
+    {"log.cleaner.backoff.ms", 0},
+    {"log.cleaner.dedupe.buffer.size", 0},
+    {"log.cleaner.delete.retention.ms", 0},
+    {"log.cleaner.io.buffer.load.factor", 0},
+    {"log.cleaner.io.buffer.size", 0},
+    {"log.cleaner.io.max.bytes.per.second", 0},
+    {"log.cleaner.max.compaction.lag.ms", 0},
+    {"log.cleaner.min.cleanable.ratio", 0},
+    {"log.cleaner.min.compaction.lag.ms", 0},
+    {"log.cleaner.threads", 0},
+    {"log.cleanup.policy", 0},
+    {"log.flush.interval.messages", 0},
+    {"log.flush.interval.ms", 0},
+    {"log.index.interval.bytes", 0},
+    {"log.index.size.max.bytes", 0},
+    {"log.local.retention.bytes", 0},
+    {"log.local.retention.ms", 0},
+    {"log.message.timestamp.after.max.ms", 0},
+    {"log.message.timestamp.before.max.ms", 0},
+    {"log.message.timestamp.type", 0},
+    {"log.preallocate", 0},
+    {"log.remote.copy.lag.bytes", 0},
+    {"log.remote.copy.lag.ms", 0},
+    {"log.retention.bytes", 0},
+    {"log.retention.ms", 0},
+    {"log.roll.jitter.ms", 0},
+    {"log.roll.ms", 0},
+    {"log.segment.bytes", 0},
+    {"log.segment.delete.delay.ms", 0},
+    {"max.connection.creation.rate", 0},
+    {"max.connections", 0},
+    {"max.connections.per.ip", 0},
+    {"max.connections.per.ip.overrides", 0},
+    {"max.decompressed.message.bytes", 0},
+    {"message.max.bytes", 0},
+    {"metric.reporters", 0},
+    {"min.insync.replicas", 0},
+    {"num.io.threads", 0},
+    {"num.network.threads", 0},
+    {"num.recovery.threads.per.data.dir", 0},
+    {"num.replica.fetchers", 0},
+    {"principal.builder.class", 1},
+    {"producer.id.expiration.ms", 0},
+    {"remote.fetch.max.wait.ms", 0},
+    {"remote.list.offsets.request.timeout.ms", 0},
+    {"remote.log.index.file.cache.total.size.bytes", 0},
+    {"remote.log.manager.copier.thread.pool.size", 0},
+    {"remote.log.manager.copy.max.bytes.per.second", 0},
+    {"remote.log.manager.expiration.thread.pool.size", 0},
+    {"remote.log.manager.fetch.max.bytes.per.second", 0},
+    {"remote.log.manager.follower.thread.pool.size", 0},
+    {"remote.log.reader.threads", 0},
+    {"replica.alter.log.dirs.io.max.bytes.per.second", 0},
+    {"sasl.enabled.mechanisms", 1},
+    {"sasl.jaas.config", 1},
+    {"sasl.kerberos.kinit.cmd", 1},
+    {"sasl.kerberos.min.time.before.relogin", 1},
+    {"sasl.kerberos.principal.to.local.rules", 1},
+    {"sasl.kerberos.service.name", 1},
+    {"sasl.kerberos.ticket.renew.jitter", 1},
+    {"sasl.kerberos.ticket.renew.window.factor", 1},
+    {"sasl.login.refresh.buffer.seconds", 1},
+    {"sasl.login.refresh.min.period.seconds", 1},
+    {"sasl.login.refresh.window.factor", 1},
+    {"sasl.login.refresh.window.jitter", 1},
+    {"sasl.mechanism.inter.broker.protocol", 1},
+    {"share.coordinator.cached.buffer.max.bytes", 0},
+    {"ssl.cipher.suites", 1},
+    {"ssl.client.auth", 1},
+    {"ssl.enabled.protocols", 1},
+    {"ssl.endpoint.identification.algorithm", 1},
+    {"ssl.engine.factory.class", 1},
+    {"ssl.key.password", 1},
+    {"ssl.keymanager.algorithm", 1},
+    {"ssl.keystore.certificate.chain", 1},
+    {"ssl.keystore.key", 1},
+    {"ssl.keystore.location", 1},
+    {"ssl.keystore.password", 1},
+    {"ssl.keystore.type", 1},
+    {"ssl.protocol", 1},
+    {"ssl.provider", 1},
+    {"ssl.secure.random.implementation", 1},
+    {"ssl.trustmanager.algorithm", 1},
+    {"ssl.truststore.certificates", 1},
+    {"ssl.truststore.location", 1},
+    {"ssl.truststore.password", 1},
+    {"ssl.truststore.type", 1},
+    {"transaction.partition.verification.enable", 0},
+    {"unclean.leader.election.enable", 0},
+};
+
+/* The key table agrees with Kafka's list, key by key. */
+static void test_update_modes(void)
+{
+    int n, nk = (int)(sizeof(kafka_dynamic) / sizeof(kafka_dynamic[0]));
+    const cfg_broker_key_t *keys = cfg_broker_keys(&n);
+
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < nk && strcmp(kafka_dynamic[j].name, keys[i].name))
+            j++;
+        int mode = keys[i].flags & (CFG_RO | CFG_PER_BROKER | CFG_CLUSTER_WIDE);
+        int want = j == nk ? CFG_RO : kafka_dynamic[j].per_broker ? CFG_PER_BROKER
+                                                                   : CFG_CLUSTER_WIDE;
+        if (mode != want)
+            fprintf(stderr, "%s: mode %d, Kafka's %d\n", keys[i].name, mode, want);
+        CU_ASSERT_EQUAL(mode, want);
+    }
+    for (int j = 0; j < nk; j++)
+        CU_ASSERT_PTR_NOT_NULL(cfg_broker_find(kafka_dynamic[j].name));
+}
+
 static void test_java_double(void)
 {
     static const struct {
@@ -248,6 +389,7 @@ int main(void)
     CU_add_test(s, "layers, values and synonyms", test_layers);
     CU_add_test(s, "topic view and defaults", test_topic_view);
     CU_add_test(s, "checks of a change", test_dyn_check);
+    CU_add_test(s, "update modes as Kafka 4.4's", test_update_modes);
     CU_add_test(s, "Java doubles", test_java_double);
     CU_add_test(s, "loggers", test_loggers);
     return unit_run();
