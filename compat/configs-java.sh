@@ -73,7 +73,7 @@ cleanup()
 }
 
 # Each command is a JVM start (seconds on a loaded machine): few of them,
-# the rest is tested by raw requests (integration/0208-broker-configs).
+# the rest is tested by raw requests (integration/0209-broker-configs).
 NODE=1 # run-tests.sh, testlib and kafka-ref.sh all start node 1
 trap cleanup EXIT
 

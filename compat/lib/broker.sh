@@ -13,7 +13,7 @@
 # The variables BROKER_KIND, BROKER_DIR, BROKER_PORT, BROKER_PID, BROKER_BS
 # describe it; broker_stop's failure text is in BROKER_ERR.
 
-BROKER_KIND= BROKER_DIR= BROKER_PORT= BROKER_CPORT= BROKER_PID= BROKER_BS= BROKER_ERR=
+BROKER_KIND= BROKER_DIR= BROKER_PORT= BROKER_PID= BROKER_BS= BROKER_ERR=
 BROKER_SETTINGS=(num.partitions=3 group.initial.rebalance.delay.ms=0)
 
 broker_free_port()
@@ -40,14 +40,12 @@ broker_wait_port()
 broker_start_strand()
 {
     local kv
-    # A complete single-node KRaft configuration, as Kafka 4.4 needs it
-    # (strand does not open the controller listener, it is only named; its
-    # port is kept across the suite's restarts).
-    if [ -z "${BROKER_CPORT:-}" ]; then
-        BROKER_CPORT=$(broker_free_port) || { BROKER_ERR="no free port"; return 1; }
-    fi
+    # kept across restarts, as the data dir is
+    [ -n "${BROKER_CPORT:-}" ] || BROKER_CPORT=$(broker_free_port) ||
+        { BROKER_ERR="no free port for the controller"; return 1; }
     {
-        echo "# written by compat/lib/broker.sh"
+        echo "# written by compat/lib/broker.sh (single-node KRaft; strand does not"
+        echo "# open the controller listener, it is only named)"
         echo "process.roles=broker,controller"
         echo "node.id=1"
         echo "controller.quorum.voters=1@127.0.0.1:$BROKER_CPORT"

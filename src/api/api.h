@@ -8,12 +8,31 @@
 
 #include <stdint.h>
 
-#include "broker/broker.h"
+#include "cluster/cfg_server.h"
 #include "net/net_conn.h"
+#include "net/net_loop.h"
+#include "partition/part.h"
 #include "proto/proto.h"
 
+/* What the handlers reach: the node's services below the api layer, and
+ * the api layer's own state, wired by the broker layer (which embeds it
+ * in its context). Handlers never call up into the broker. */
+typedef struct api_node_s {
+    broker_config_t cfg;         /* server.properties */
+    net_loop_t *loop;
+    struct ctl_s *ctl;           /* the controller: metadata changes, producer ids */
+    part_reg_t *reg;             /* the partition layer */
+    struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
+    struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
+    int grp_topic_pending;       /* __consumer_offsets is being created */
+    char cluster_id[23];
+    const char *adv_host;        /* the endpoint advertised to clients: the */
+    int adv_port;                /* first advertised non-controller listener */
+    int stopping;                /* shutting down: no new requests */
+} api_node_t;
+
 typedef struct api_req_s {
-    broker_t *b;
+    api_node_t *b;
     net_conn_t *conn;
     proto_req_header_t hdr;
     uint8_t *body; /* points into the frame; writable (produce patches batches) */
@@ -66,12 +85,13 @@ void api_reply_frame(buf_t *out);
  * does for an unparsable request), after logging why. */
 void api_close(api_req_t *req, const char *why);
 
-/* Copies a protocol string into the arena as a C string. */
+/* Copies a protocol string into the arena as a C string, a NUL byte
+ * written as C0 80 (util/cstr.h) so that none is lost; NULL for null. */
 char *api_cstr(api_req_t *req, proto_str_t s);
 
 /* Per-connection state kept by the api layer. */
 typedef struct api_conn_s {
-    broker_t *b;
+    api_node_t *b;
     void *pending;               /* a parked request (delayed fetch), or NULL */
     void (*cancel)(void *pending);  /* the connection is closing: drop it */
     void (*finish)(void *pending);  /* shutting down: answer it now */

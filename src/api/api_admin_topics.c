@@ -9,6 +9,8 @@
 #include "api/api_group.h"
 #include "util/kerr.h"
 #include "cluster/cfg_topic.h"
+#include "cluster/ctl_limits.h"
+#include "util/fdb.h"
 #include "util/uuid.h"
 
 #define API_ERRLEN 512
@@ -202,6 +204,32 @@ static void api_ct_answer(api_admin_wait_t *w)
     API_REPLY(w->req, create_topics, &((api_ct_t *)w)->resp);
 }
 
+/* The whole request against the controller's cap on one operation and
+ * the descriptors its partitions would hold; NULL, or the message every
+ * topic is answered with (*err its code). */
+static const char *api_ct_limits(api_req_t *req, const proto_create_topics_req_t *r, int16_t *err)
+{
+    int64_t parts = 0, records = 0;
+    const char *msg = NULL;
+    char what[64], *buf;
+
+    for (int32_t i = 0; i < r->topics.n; i++) {
+        const api_ct_req_t *t = &r->topics.v[i];
+        int64_t n = t->num_partitions > 0 ? t->num_partitions
+                    : t->assignments.n > 0 ? t->assignments.n
+                                           : req->b->cfg.num_partitions;
+        parts += n;
+        records += 1 + n + (t->configs.n > 0 ? t->configs.n : 0);
+    }
+    *err = ctl_check_create_topics(parts, records, &msg);
+    if (*err)
+        return msg;
+    buf = arena_alloc(req->arena, API_ERRLEN);
+    snprintf(what, sizeof(what), "creating %lld partitions", (long long)parts);
+    *err = fdb_check(parts, what, buf, API_ERRLEN) ? KERR_POLICY_VIOLATION : 0;
+    return *err ? buf : NULL;
+}
+
 void api_create_topics(api_req_t *req)
 {
     proto_create_topics_req_t r;
@@ -219,6 +247,8 @@ void api_create_topics(api_req_t *req)
     proto_create_topics_resp_init(&ct->resp);
     ct->resp.topics.n = n;
     ct->resp.topics.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*ct->resp.topics.v));
+    int16_t lim_err;
+    const char *lim = api_ct_limits(req, &r, &lim_err);
     for (int32_t i = 0; i < n; i++) {
         api_ct_res_t *res = &ct->resp.topics.v[i];
         names[i] = r.topics.v[i].name;
@@ -228,6 +258,8 @@ void api_create_topics(api_req_t *req)
         res->configs.n = -1;
         if (api_admin_dup(names, i)) /* Kafka answers every copy so */
             api_ct_fail(req, res, KERR_INVALID_REQUEST, "Duplicate topic name.");
+        else if (lim)
+            api_ct_fail(req, res, lim_err, lim);
         else
             api_ct_one(ct, &r.topics.v[i], r.validate_only, res);
     }
@@ -421,6 +453,31 @@ static void api_cp_answer(api_admin_wait_t *w)
     API_REPLY(w->req, create_partitions, &((api_cp_t *)w)->resp);
 }
 
+/* As api_ct_limits, for the partitions the request adds. */
+static const char *api_cp_limits(api_req_t *req, const proto_create_partitions_req_t *r,
+                                 int16_t *err)
+{
+    int64_t added = 0;
+    const char *msg = NULL;
+    char what[64], *buf;
+
+    for (int32_t i = 0; i < r->topics.n; i++) {
+        const api_cp_req_t *t = &r->topics.v[i];
+        topic_t *topic = t->name.len >= 0
+                             ? part_topic_get(req->b->reg, t->name.p, (size_t)t->name.len)
+                             : NULL;
+        if (topic && t->count > topic->nparts)
+            added += t->count - topic->nparts;
+    }
+    *err = ctl_check_add_partitions(added, &msg);
+    if (*err)
+        return msg;
+    buf = arena_alloc(req->arena, API_ERRLEN);
+    snprintf(what, sizeof(what), "adding %lld partitions", (long long)added);
+    *err = fdb_check(added, what, buf, API_ERRLEN) ? KERR_POLICY_VIOLATION : 0;
+    return *err ? buf : NULL;
+}
+
 void api_create_partitions(api_req_t *req)
 {
     proto_create_partitions_req_t r;
@@ -438,6 +495,8 @@ void api_create_partitions(api_req_t *req)
     proto_create_partitions_resp_init(&cp->resp);
     cp->resp.results.n = n;
     cp->resp.results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*cp->resp.results.v));
+    int16_t lim_err;
+    const char *lim = api_cp_limits(req, &r, &lim_err);
     for (int32_t i = 0; i < n; i++) {
         proto_create_partitions_resp_create_partitions_topic_result_t *res = &cp->resp.results.v[i];
         names[i] = r.topics.v[i].name;
@@ -447,6 +506,9 @@ void api_create_partitions(api_req_t *req)
         if (api_admin_dup(names, i)) {
             res->error_code = KERR_INVALID_REQUEST;
             res->error_message = PROTO_STR("Duplicate topic name.");
+        } else if (lim) {
+            res->error_code = lim_err;
+            res->error_message = api_admin_msg(req, lim);
         } else {
             api_cp_one(cp, &r.topics.v[i], r.validate_only, res);
         }

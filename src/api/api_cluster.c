@@ -28,7 +28,8 @@ void api_describe_cluster(api_req_t *req)
         API_REPLY(req, describe_cluster, &resp);
         return;
     }
-    broker_advertised(req->b, &host, &port);
+    host = req->b->adv_host;
+    port = req->b->adv_port;
     resp.controller_id = req->b->cfg.node_id;
     if (r.include_cluster_authorized_operations)
         resp.cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;

@@ -17,13 +17,13 @@ extern const api_entry_t api_group_entries[API_GROUP_NENTRIES];
 /* The broker's group coordinator (b->grp), opened with __consumer_offsets
  * created and replayed at start-up, or on first use if that failed. NULL
  * when the topic cannot be created. Freed by api_group_shutdown(). */
-grp_coord_t *api_group_coord(broker_t *b);
+grp_coord_t *api_group_coord(api_node_t *b);
 /* For DeleteTopics: removes the topic's committed offsets from every
  * group (no-op while the coordinator is not open). */
-void api_group_topic_deleted(broker_t *b, const char *topic, size_t len);
+void api_group_topic_deleted(api_node_t *b, const char *topic, size_t len);
 /* Frees the coordinator: call once the connections are closed (parked
  * requests hold waiters) and before the partition registry goes. */
-void api_group_shutdown(broker_t *b);
+void api_group_shutdown(api_node_t *b);
 
 void api_find_coordinator(api_req_t *req);
 void api_join_group(api_req_t *req);
@@ -54,7 +54,8 @@ void api_group_send(api_req_t *req, grp_coord_t *c, const char *const *groups, i
 void api_group_send1(api_req_t *req, grp_coord_t *c, const char *group, buf_t *out,
                      api_group_fail_fn *fail, void *arg, int for_offsets);
 
-/* A C string as a protocol string; NULL gives the null string. */
-proto_str_t api_group_str(const char *s);
+/* A C string of the coordinator (see api_cstr) as the protocol string it
+ * stands for, in req's arena when it differs; NULL gives the null string. */
+proto_str_t api_group_str(api_req_t *req, const char *s);
 
 #endif

@@ -94,7 +94,7 @@ static void api_md_created(ctl_op_t *op)
  * clients retry, or why it was refused. */
 static topic_t *api_md_auto_create(api_req_t *req, proto_str_t name, int16_t *err)
 {
-    broker_t *b = req->b;
+    api_node_t *b = req->b;
     int16_t result = -1;
     api_md_create_t *mc = xcalloc(1, sizeof(*mc));
     ctl_op_t *op = ctl_op_new_topic(b->ctl, name.p, (size_t)name.len, b->cfg.num_partitions,
@@ -123,7 +123,7 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
                        proto_metadata_resp_metadata_response_topic_t *t, int auto_create,
                        int with_ops)
 {
-    broker_t *b = req->b;
+    api_node_t *b = req->b;
     topic_t *topic = NULL;
 
     proto_metadata_resp_metadata_response_topic_init(t);
@@ -191,7 +191,8 @@ void api_metadata(api_req_t *req)
         return;
     }
     proto_metadata_resp_init(&resp);
-    broker_advertised(req->b, &host, &port);
+    host = req->b->adv_host;
+    port = req->b->adv_port;
     resp.brokers.n = 1;
     resp.brokers.v = arena_calloc(req->arena, 1, sizeof(*resp.brokers.v));
     proto_metadata_resp_metadata_response_broker_init(&resp.brokers.v[0]);

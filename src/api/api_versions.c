@@ -1,4 +1,6 @@
 /* ApiVersions (key 18): how clients learn what we speak. */
+#include <string.h>
+
 #include "api/api.h"
 #include "util/kerr.h"
 
@@ -33,43 +35,74 @@ static void api_versions_fill(api_req_t *req, proto_api_versions_resp_t *resp)
     }
 }
 
+/* v5: a client that knows which cluster and node it meant to reach sends
+ * both, and Kafka checks them: one without the other is INVALID_REQUEST,
+ * a cluster id or node id that is not ours is REBOOTSTRAP_REQUIRED (the
+ * client's bootstrap address now leads elsewhere, so it starts over).
+ * Neither (null and -1) is the ordinary first connection. */
+static int16_t api_versions_target_check(api_req_t *req, const proto_api_versions_req_t *r)
+{
+    const char *cid = req->b->cluster_id;
+    int has_cluster = r->cluster_id.len >= 0, has_node = r->node_id != -1;
+
+    if (!has_cluster && !has_node)
+        return KERR_NONE;
+    if (has_cluster != has_node)
+        return KERR_INVALID_REQUEST;
+    if ((size_t)r->cluster_id.len != strlen(cid) ||
+        memcmp(r->cluster_id.p, cid, (size_t)r->cluster_id.len) != 0 ||
+        r->node_id != req->b->cfg.node_id)
+        return KERR_REBOOTSTRAP_REQUIRED;
+    return KERR_NONE;
+}
+
+/* Too new for us (or negative, which Kafka answers the same way): the
+ * answer is at v0 with our range for key 18 only, so the client retries
+ * with a version from it. */
+static void api_versions_unsupported(api_req_t *req, const api_entry_t *self)
+{
+    proto_api_versions_resp_t resp;
+
+    proto_api_versions_resp_init(&resp);
+    req->hdr.api_version = 0;
+    resp.error_code = KERR_UNSUPPORTED_VERSION;
+    resp.api_keys.n = 1;
+    resp.api_keys.v = arena_calloc(req->arena, 1, sizeof(*resp.api_keys.v));
+    proto_api_versions_resp_api_version_init(&resp.api_keys.v[0]);
+    resp.api_keys.v[0].api_key = self->key;
+    resp.api_keys.v[0].min_version = self->adv_min_ver;
+    resp.api_keys.v[0].max_version = self->max_ver;
+    API_REPLY(req, api_versions, &resp);
+}
+
 void api_versions(api_req_t *req)
 {
     proto_api_versions_resp_t resp;
     proto_api_versions_req_t r;
     int16_t ver = req->hdr.api_version;
-    int n;
+    int n, i = 0;
     const api_entry_t *t = api_table(&n);
 
-    proto_api_versions_resp_init(&resp);
-    if (ver > 4 || ver < 0) {
-        /* Too new for us (or negative, which Kafka answers the same way):
-         * answer at v0 with our range for key 18 only. */
-        req->hdr.api_version = 0;
-        resp.error_code = KERR_UNSUPPORTED_VERSION;
-        resp.api_keys.n = 1;
-        resp.api_keys.v = arena_calloc(req->arena, 1, sizeof(*resp.api_keys.v));
-        proto_api_versions_resp_api_version_init(&resp.api_keys.v[0]);
-        resp.api_keys.v[0].api_key = 18;
-        for (int i = 0; i < n; i++)
-            if (t[i].key == 18) {
-                resp.api_keys.v[0].min_version = t[i].adv_min_ver;
-                resp.api_keys.v[0].max_version = t[i].max_ver;
-            }
-        API_REPLY(req, api_versions, &resp);
+    while (t[i].key != PROTO_API_API_VERSIONS) /* in the table: this handler is */
+        i++;
+    if (ver > t[i].max_ver || ver < 0) {
+        api_versions_unsupported(req, &t[i]);
         return;
     }
+    proto_api_versions_resp_init(&resp);
     proto_api_versions_req_init(&r);
     if (proto_api_versions_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
         api_close(req, "malformed ApiVersions request");
         return;
     }
+    /* As Kafka: an error and no API list; a bad name is checked first, and
+     * the client retries at v0 after it. */
     if (ver >= 3 && (!api_versions_name_ok(r.client_software_name) ||
-                     !api_versions_name_ok(r.client_software_version))) {
-        /* As Kafka: an error and no API list, so the client retries at v0. */
+                     !api_versions_name_ok(r.client_software_version)))
         resp.error_code = KERR_INVALID_REQUEST;
-    } else {
+    else if (ver >= 5)
+        resp.error_code = api_versions_target_check(req, &r);
+    if (!resp.error_code)
         api_versions_fill(req, &resp);
-    }
     API_REPLY(req, api_versions, &resp);
 }

@@ -52,23 +52,29 @@ static void broker_topic_defaults(const broker_config_t *cfg, topic_cfg_t *t)
     t->flush_ms = cfg->log_flush_interval_ms;
 }
 
-void broker_advertised(broker_t *b, const char **host, int *port)
+/* The endpoint advertised to clients, once the listeners are open: the
+ * first advertised listener that is not a controller listener, with the
+ * host name for one without a host and the bound port for port 0. Again
+ * after a dynamic change of the listeners (the host is copied: the
+ * listeners it came from may go). */
+void broker_advertise(broker_t *b)
 {
-    const bcfg_listener_t *l = b->cfg.nadvertised ? b->cfg.advertised : b->cfg.listeners;
-    int n = b->cfg.nadvertised ? b->cfg.nadvertised : b->cfg.nlisteners;
-    const char *ctrl = b->cfg.controller_listener_names;
+    const broker_config_t *cfg = &b->node.cfg;
+    const bcfg_listener_t *l = cfg->nadvertised ? cfg->advertised : cfg->listeners;
+    int n = cfg->nadvertised ? cfg->nadvertised : cfg->nlisteners;
 
+    b->node.adv_host = b->hostname;
+    b->node.adv_port = b->nlisteners ? net_listener_port(b->listeners[0]) : 9092;
     for (int i = 0; i < n; i++) {
-        if (*ctrl && strstr(ctrl, l[i].name))
+        if (l[i].controller)
             continue;
-        *host = *l[i].host ? l[i].host : b->hostname;
-        *port = l[i].port;
+        snprintf(b->adv_host, sizeof(b->adv_host), "%s", *l[i].host ? l[i].host : b->hostname);
+        b->node.adv_host = b->adv_host;
+        b->node.adv_port = l[i].port;
         if (l[i].port == 0 && b->nlisteners)
-            *port = net_listener_port(b->listeners[0]);
+            b->node.adv_port = net_listener_port(b->listeners[0]);
         return;
     }
-    *host = b->hostname;
-    *port = b->nlisteners ? net_listener_port(b->listeners[0]) : 9092;
 }
 
 /* ---- connections ---- */
@@ -77,20 +83,20 @@ static void broker_on_accept(net_listener_t *lst, int fd, void *data)
 {
     broker_t *b = data;
     (void)lst;
-    if (b->stopping || b->nconns >= b->cfg.max_connections) {
+    if (b->node.stopping || b->nconns >= b->node.cfg.max_connections) {
         close(fd);
         return;
     }
-    net_conn_t *conn = net_conn_new(b->loop, fd, &broker_conn_ops, b->cfg.socket_request_max_bytes,
+    net_conn_t *conn = net_conn_new(b->node.loop, fd, &broker_conn_ops, b->node.cfg.socket_request_max_bytes,
                                     sizeof(api_conn_t));
     if (conn->closing)
         return;
-    if (b->cfg.socket_send_buffer_bytes > 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b->cfg.socket_send_buffer_bytes, sizeof(int));
-    if (b->cfg.socket_receive_buffer_bytes > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b->cfg.socket_receive_buffer_bytes, sizeof(int));
+    if (b->node.cfg.socket_send_buffer_bytes > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b->node.cfg.socket_send_buffer_bytes, sizeof(int));
+    if (b->node.cfg.socket_receive_buffer_bytes > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b->node.cfg.socket_receive_buffer_bytes, sizeof(int));
     api_conn_t *ac = conn->udata;
-    ac->b = b;
+    ac->b = &b->node;
     conn->next = b->conns.next;
     conn->prev = &b->conns;
     b->conns.next->prev = conn;
@@ -109,7 +115,8 @@ static void broker_on_close(net_conn_t *conn)
     api_on_close(conn);
     conn->prev->next = conn->next;
     conn->next->prev = conn->prev;
-    ac->b->nconns--;
+    /* the node is the broker context's first member */
+    ((broker_t *)(void *)ac->b)->nconns--;
     conn->udata = NULL; /* the memory goes with the connection */
 }
 
@@ -127,9 +134,9 @@ static void broker_lkey(const bcfg_listener_t *l, char *buf, size_t cap)
 static int broker_listener_wanted(const broker_t *b, int i)
 {
     char key[512];
-    for (int j = 0; j < b->cfg.nlisteners; j++) {
-        broker_lkey(&b->cfg.listeners[j], key, sizeof(key));
-        if (!b->cfg.listeners[j].controller && !strcmp(key, b->lkeys[i]))
+    for (int j = 0; j < b->node.cfg.nlisteners; j++) {
+        broker_lkey(&b->node.cfg.listeners[j], key, sizeof(key));
+        if (!b->node.cfg.listeners[j].controller && !strcmp(key, b->lkeys[i]))
             return 1;
     }
     return 0;
@@ -138,7 +145,7 @@ static int broker_listener_wanted(const broker_t *b, int i)
 static int broker_listener_open(broker_t *b, const bcfg_listener_t *l)
 {
     char key[512];
-    net_listener_t *lst = net_listener_new(b->loop, l->host, l->port, broker_on_accept, b);
+    net_listener_t *lst = net_listener_new(b->node.loop, l->host, l->port, broker_on_accept, b);
     if (!lst) {
         lg_error("cannot listen on %s://%s:%d: %s", l->name, l->host, l->port, strerror(errno));
         return -1;
@@ -172,8 +179,8 @@ int broker_listeners_sync(broker_t *b)
         b->listeners[i] = b->listeners[b->nlisteners];
         b->lkeys[i] = b->lkeys[b->nlisteners];
     }
-    for (int j = 0; j < b->cfg.nlisteners; j++) {
-        const bcfg_listener_t *l = &b->cfg.listeners[j];
+    for (int j = 0; j < b->node.cfg.nlisteners; j++) {
+        const bcfg_listener_t *l = &b->node.cfg.listeners[j];
         int open = 0;
         if (l->controller)
             continue;
@@ -188,11 +195,11 @@ int broker_listeners_sync(broker_t *b)
 
 static int broker_listen(broker_t *b)
 {
-    for (int i = 0; i < b->cfg.nlisteners; i++)
-        if (b->cfg.listeners[i].controller)
+    for (int i = 0; i < b->node.cfg.nlisteners; i++)
+        if (b->node.cfg.listeners[i].controller)
             /* One node is its own quorum: nothing to serve there yet. */
             lg_info("listener %s (controller) is not opened: single-node quorum",
-                    b->cfg.listeners[i].name);
+                    b->node.cfg.listeners[i].name);
     if (broker_listeners_sync(b) > 0)
         return -1;
     if (!b->nlisteners) {
@@ -207,7 +214,7 @@ static int broker_listen(broker_t *b)
 static void broker_every(broker_t *b, int64_t ms, net_timer_cb *cb)
 {
     if (ms > 0 && ms < INT64_MAX / 2)
-        net_timer_add(b->loop, ms, cb, b);
+        net_timer_add(b->node.loop, ms, cb, b);
 }
 
 static void broker_job_retention(net_loop_t *loop, void *data)
@@ -217,8 +224,8 @@ static void broker_job_retention(net_loop_t *loop, void *data)
     int n = log_mgr_retention(b->logs, net_now_wall_ms());
     if (n > 0)
         lg_info("retention deleted %d segments", n);
-    part_flush_rolled(b->reg);
-    broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
+    part_flush_rolled(b->node.reg);
+    broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
 }
 
 /* The checkpoint files are rendered on the loop and written and fsynced
@@ -243,8 +250,8 @@ static void broker_ckpt_done(net_job_t *job)
     if (log_mgr_checkpoint_end(&c->ck) < 0)
         lg_error("writing checkpoint files failed");
     free(c);
-    if (!b->stopping)
-        broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    if (!b->node.stopping)
+        broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
 }
 
 static void broker_job_checkpoint(net_loop_t *loop, void *data)
@@ -256,7 +263,7 @@ static void broker_job_checkpoint(net_loop_t *loop, void *data)
     c->job.work = broker_ckpt_work;
     c->job.done = broker_ckpt_done;
     log_mgr_checkpoint_begin(b->logs, &c->ck);
-    if (b->pool && !b->stopping) {
+    if (b->pool && !b->node.stopping) {
         net_pool_submit(b->pool, &c->job);
         return;
     }
@@ -270,9 +277,54 @@ static void broker_job_flush(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
     (void)loop;
-    part_flush_due(b->reg, net_now_wall_ms());
-    int64_t every = b->cfg.log_flush_interval_ms < 1000 ? b->cfg.log_flush_interval_ms : 1000;
+    part_flush_due(b->node.reg, net_now_wall_ms());
+    int64_t every = b->node.cfg.log_flush_interval_ms < 1000 ? b->node.cfg.log_flush_interval_ms : 1000;
     broker_every(b, every, broker_job_flush);
+}
+
+/* Files of deleted topics and segments (retention's too) go when
+ * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
+ * next retention check; they are removed on a worker (a large topic is
+ * thousands of files). One purge is out at a time. */
+typedef struct broker_purge_s {
+    net_job_t job; /* first */
+    broker_t *b;
+    log_mgr_purge_t pg;
+} broker_purge_t;
+
+static void broker_purge_work(net_job_t *job)
+{
+    log_mgr_purge_run(&((broker_purge_t *)job)->pg);
+}
+
+static void broker_purge_done(net_job_t *job)
+{
+    broker_purge_t *p = (broker_purge_t *)job;
+    log_mgr_purge_back(p->b->logs, &p->pg);
+    p->b->purging = 0;
+    free(p);
+}
+
+static void broker_purge(broker_t *b)
+{
+    if (b->purging)
+        return;
+    broker_purge_t *p = xcalloc(1, sizeof(*p));
+    p->b = b;
+    log_mgr_purge_take(b->logs, net_now_wall_ms(), &p->pg);
+    if (!p->pg.n) {
+        free(p);
+        return;
+    }
+    p->job.work = broker_purge_work;
+    p->job.done = broker_purge_done;
+    b->purging = 1;
+    if (b->pool && !b->node.stopping) {
+        net_pool_submit(b->pool, &p->job);
+        return;
+    }
+    broker_purge_work(&p->job);
+    broker_purge_done(&p->job);
 }
 
 static void broker_job_idle(net_loop_t *loop, void *data)
@@ -282,7 +334,7 @@ static void broker_job_idle(net_loop_t *loop, void *data)
     int trimmed = 0;
     for (net_conn_t *c = b->conns.next, *next; c != &b->conns; c = next) {
         next = c->next;
-        if (!c->busy && !c->outq_head && now - c->last_active > b->cfg.connections_max_idle_ms)
+        if (!c->busy && !c->outq_head && now - c->last_active > b->node.cfg.connections_max_idle_ms)
             net_conn_close(c, "idle longer than connections.max.idle.ms");
         else if (now - c->last_active > 5000)
             trimmed += net_conn_trim(c);
@@ -291,10 +343,7 @@ static void broker_job_idle(net_loop_t *loop, void *data)
      * that idle clients really cost little. */
     if (trimmed >= 16)
         malloc_trim(0);
-    /* Files of deleted topics and segments (retention's too) go when
-     * file.delete.delay.ms has passed, as in Kafka, not minutes later at the
-     * next retention check. */
-    log_mgr_purge(b->logs, net_now_wall_ms());
+    broker_purge(b);
     broker_every(b, 1000, broker_job_idle);
 }
 
@@ -321,7 +370,7 @@ static int broker_signals(broker_t *b)
     b->sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     b->sigio.cb = broker_on_signal;
     b->sigio.data = b;
-    if (b->sigio.fd < 0 || net_io_set(b->loop, &b->sigio, NET_READ) < 0) {
+    if (b->sigio.fd < 0 || net_io_set(b->node.loop, &b->sigio, NET_READ) < 0) {
         lg_error("signalfd: %s", strerror(errno));
         return -1;
     }
@@ -337,24 +386,24 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
     log_mgr_config_t mc;
     char err[512] = "";
 
-    broker_topic_defaults(&b->cfg, tdef);
+    broker_topic_defaults(&b->node.cfg, tdef);
     memset(&mc, 0, sizeof(mc));
-    mc.dirs = (const char *const *)b->cfg.log_dirs;
-    mc.ndirs = b->cfg.nlog_dirs;
-    mc.node_id = b->cfg.node_id;
+    mc.dirs = (const char *const *)b->node.cfg.log_dirs;
+    mc.ndirs = b->node.cfg.nlog_dirs;
+    mc.node_id = b->node.cfg.node_id;
     mc.defaults = tdef->log;
     b->logs = log_mgr_open(&mc, net_now_wall_ms(), err, sizeof(err));
     if (!b->logs) {
         lg_error("cannot open log dirs: %s", err);
         return -1;
     }
-    snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
+    snprintf(b->node.cluster_id, sizeof(b->node.cluster_id), "%s", log_mgr_cluster_id(b->logs));
     /* Metadata flows down: the controller owns the metadata log, the
      * partition layer follows it. */
-    cfg_topic_apply_static(tdef, &b->cfg.props);
-    ctl_config_t cc = {b->cfg.node_id, *tdef, &b->cfg.props, broker_dyn_check, b};
-    b->ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
-    return b->ctl ? 0 : -1;
+    cfg_topic_apply_static(tdef, &b->node.cfg.props);
+    ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b};
+    b->node.ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
+    return b->node.ctl ? 0 : -1;
 }
 
 /* The partition registry, which loads the topics with the topic defaults
@@ -363,24 +412,24 @@ static void broker_open_topics(broker_t *b, const topic_cfg_t *tdef)
 {
     part_reg_config_t rc;
 
-    ctl_attach(b->ctl, b->loop, b->pool);
+    ctl_attach(b->node.ctl, b->node.loop, b->pool);
     memset(&rc, 0, sizeof(rc));
     rc.defaults = *tdef;
-    rc.props = &b->cfg.props;
+    rc.props = &b->node.cfg.props;
     rc.on_broker_config = broker_dyn_apply;
     rc.on_broker_config_arg = b;
-    rc.num_partitions = b->cfg.num_partitions;
-    rc.node_id = b->cfg.node_id;
-    rc.ctl = b->ctl;
-    b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
-    part_attach(b->reg, b->loop, b->pool);
-    b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
+    rc.num_partitions = b->node.cfg.num_partitions;
+    rc.node_id = b->node.cfg.node_id;
+    rc.ctl = b->node.ctl;
+    b->node.reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
+    part_attach(b->node.reg, b->node.loop, b->pool);
+    b->node.fsess = fsess_cache_new(b->node.cfg.max_incremental_fetch_session_cache_slots);
 }
 
 int broker_pool_size(const broker_t *b)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = b->cfg.num_io_threads;
+    int n = b->node.cfg.num_io_threads;
 
     if (ncpu < 2)
         return 0;
@@ -399,7 +448,7 @@ static int broker_start_pool(broker_t *b)
 
     if (n < 1)
         return 0;
-    b->pool = net_pool_new(b->loop, n, log_batch_thread_cleanup);
+    b->pool = net_pool_new(b->node.loop, n, log_batch_thread_cleanup);
     if (!b->pool) {
         lg_error("cannot start %d io threads: %s", n, strerror(errno));
         return -1;
@@ -423,17 +472,17 @@ static void broker_raise_fd_limit(void)
 int broker_start(broker_t *b, broker_config_t *cfg)
 {
     memset(b, 0, sizeof(*b));
-    b->cfg = *cfg;
+    b->node.cfg = *cfg;
     memset(cfg, 0, sizeof(*cfg));
     b->start_mono_ms = net_now_mono_ms();
     b->conns.next = b->conns.prev = &b->conns;
     b->sigio.fd = -1;
-    lg_set_level((enum lg_level)b->cfg.log_level);
+    lg_set_level((enum lg_level)b->node.cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
     broker_raise_fd_limit();
-    b->loop = net_loop_new();
-    if (!b->loop) {
+    b->node.loop = net_loop_new();
+    if (!b->node.loop) {
         lg_error("epoll: %s", strerror(errno));
         return -1;
     }
@@ -449,19 +498,20 @@ int broker_start(broker_t *b, broker_config_t *cfg)
      * turn (groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is
      * loaded). Without, __consumer_offsets is created on first use, as
      * Kafka does, so that a fresh broker starts at once. */
-    if (part_topic_get(b->reg, "__consumer_offsets", 18) && !api_group_coord(b))
+    if (part_topic_get(b->node.reg, "__consumer_offsets", 18) && !api_group_coord(&b->node))
         lg_warn("group coordinator not available yet: will retry on first use");
     /* After every module has read its keys, so that only unknown ones are
      * reported. */
-    broker_config_report_ignored(&b->cfg);
+    broker_config_report_ignored(&b->node.cfg);
     if (broker_listen(b) < 0)
         return -1;
-    broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
-    broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    broker_advertise(b);
+    broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
+    broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
     broker_every(b, 1000, broker_job_flush);
     broker_every(b, 1000, broker_job_idle);
-    lg_info("strand node %d of cluster %s started in %lld ms", b->cfg.node_id, b->cluster_id,
-            (long long)(net_now_mono_ms() - b->start_mono_ms));
+    lg_info("strand node %d of cluster %s started in %lld ms", b->node.cfg.node_id,
+            b->node.cluster_id, (long long)(net_now_mono_ms() - b->start_mono_ms));
     return 0;
 }
 
@@ -490,30 +540,34 @@ static void broker_shutdown(broker_t *b)
             pending |= c->outq_head != NULL;
         if (!pending || net_now_mono_ms() >= until)
             break;
-        net_timer_add(b->loop, 20, broker_drain, b);
-        net_loop_run(b->loop);
+        net_timer_add(b->node.loop, 20, broker_drain, b);
+        net_loop_run(b->node.loop);
     }
     while (b->conns.next != &b->conns)
         net_conn_close(b->conns.next, NULL);
-    net_timer_add(b->loop, 0, broker_drain, b);
-    net_loop_run(b->loop); /* runs the deferred frees */
+    net_timer_add(b->node.loop, 0, broker_drain, b);
+    net_loop_run(b->node.loop); /* runs the deferred frees */
 }
 
 int broker_run(broker_t *b)
 {
     int rc = 0;
-    net_loop_run(b->loop);
-    b->stopping = 1;
+    net_loop_run(b->node.loop);
+    b->node.stopping = 1;
     broker_shutdown(b);
+    /* From here on the layers do their work in the call: what the jobs
+     * still out complete (commits, partition logs) must not queue more
+     * behind a pool that is going away. */
+    b->node.reg->stopping = 1;
+    ctl_attach(b->node.ctl, b->node.loop, NULL);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
-    ctl_attach(b->ctl, b->loop, NULL);
-    part_attach(b->reg, b->loop, NULL);
-    part_append_shutdown(b->reg); /* writes still queued and the last flush round */
-    api_group_shutdown(b);
-    part_reg_free(b->reg);
-    ctl_free(b->ctl);
-    fsess_cache_free(b->fsess);
+    part_attach(b->node.reg, b->node.loop, NULL);
+    part_append_shutdown(b->node.reg); /* writes still queued and the last flush round */
+    api_group_shutdown(&b->node);
+    part_reg_free(b->node.reg);
+    ctl_free(b->node.ctl);
+    fsess_cache_free(b->node.fsess);
     if (log_mgr_close(b->logs, -1) < 0) {
         lg_error("clean shutdown of the logs failed: %s", strerror(errno));
         rc = 1;
@@ -521,11 +575,11 @@ int broker_run(broker_t *b)
     free(b->listeners);
     free(b->lkeys);
     if (b->sigio.fd >= 0) {
-        net_io_del(b->loop, &b->sigio);
+        net_io_del(b->node.loop, &b->sigio);
         close(b->sigio.fd);
     }
-    net_loop_free(b->loop);
-    broker_config_free(&b->cfg);
+    net_loop_free(b->node.loop);
+    broker_config_free(&b->node.cfg);
     lg_info("shut down");
     return rc;
 }

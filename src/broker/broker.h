@@ -1,11 +1,14 @@
-/* The broker context: the one process-wide object. It wires the layers
- * together (config, event loop, log manager, partition registry,
- * listeners, connections); request handlers reach everything through it. */
+/* The broker context: the one process-wide object of the top layer. It
+ * wires the layers together (config, event loop, log manager, controller,
+ * partition layer, listeners, connections) in start-up and shutdown
+ * order; request handlers reach what they need through the api_node_t it
+ * embeds, never through this. */
 #ifndef STRAND_BROKER_H
 #define STRAND_BROKER_H
 
 #include <stdint.h>
 
+#include "api/api.h"
 #include "broker/broker_config.h"
 #include "log/log_mgr.h"
 #include "net/net_conn.h"
@@ -14,26 +17,19 @@
 #include "partition/part.h"
 
 typedef struct broker_s {
-    broker_config_t cfg;
-    net_loop_t *loop;
+    api_node_t node;             /* what the handlers reach (api/api.h) */
     log_mgr_t *logs;
-    struct ctl_s *ctl;           /* the controller: the metadata log's owner */
-    part_reg_t *reg;
-    struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
-    struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
-    int grp_topic_pending;       /* __consumer_offsets is being created */
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
     char **lkeys;         /* listeners[i] serves endpoint lkeys[i] ("NAME host port") */
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */
     int nconns;
-    char cluster_id[23];
     char hostname[256];   /* for listeners without a host */
+    char adv_host[256];   /* node.adv_host's text */
     int64_t start_mono_ms;
-    int stopping;
+    int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
-
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's
@@ -41,14 +37,14 @@ typedef struct broker_s {
 int broker_start(broker_t *b, broker_config_t *cfg);
 /* Runs the loop until SIGTERM/SIGINT, then shuts down cleanly. */
 int broker_run(broker_t *b);
-/* Host and port advertised for clients (first advertised non-controller
- * listener). */
-void broker_advertised(broker_t *b, const char **host, int *port);
-/* Makes the open listeners those of b->cfg.listeners (controller ones
+/* Makes the open listeners those of b->node.cfg.listeners (controller ones
  * aside): closes the ones it no longer names, opens the new ones. Returns
  * the number that could not be opened (logged). */
 int broker_listeners_sync(broker_t *b);
-/* The worker threads b->cfg.num_io_threads asks for on this machine (at
+/* Sets the endpoint advertised to clients (node.adv_host, adv_port) from
+ * the listeners. */
+void broker_advertise(broker_t *b);
+/* The worker threads b->node.cfg.num_io_threads asks for on this machine (at
  * most one per CPU; none with one CPU, the loop does it all). */
 int broker_pool_size(const broker_t *b);
 

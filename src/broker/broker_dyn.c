@@ -32,10 +32,10 @@ static void broker_dyn_merged(const broker_t *b, props_t *out)
 {
     cfg_bview_t bv;
 
-    cfg_bview_init(&bv, ctl_image(b->ctl), ctl_node_name(b->ctl), &b->cfg.props);
+    cfg_bview_init(&bv, ctl_image(b->node.ctl), ctl_node_name(b->node.ctl), &b->node.cfg.props);
     props_init(out);
-    for (int i = 0; i < b->cfg.props.n; i++)
-        props_set(out, b->cfg.props.v[i].key, b->cfg.props.v[i].value);
+    for (int i = 0; i < b->node.cfg.props.n; i++)
+        props_set(out, b->node.cfg.props.v[i].key, b->node.cfg.props.v[i].value);
     for (int i = 0; bv.dflt && i < bv.dflt->n; i++)
         props_set(out, bv.dflt->v[i].key, bv.dflt->v[i].value);
     for (int i = 0; bv.node && i < bv.node->n; i++)
@@ -140,7 +140,7 @@ int16_t broker_dyn_check(void *arg, const props_t *merged, char *err, size_t err
     if (broker_config_check(&next, merged, err, errlen) < 0)
         return KERR_INVALID_REQUEST;
     broker_config_free(&next);
-    cfg_bview_init(&now, ctl_image(b->ctl), ctl_node_name(b->ctl), &b->cfg.props);
+    cfg_bview_init(&now, ctl_image(b->node.ctl), ctl_node_name(b->node.ctl), &b->node.cfg.props);
     if ((e = broker_dyn_threads(merged, &now, err, errlen)))
         return e;
     return broker_dyn_others(merged, &now, err, errlen);
@@ -169,12 +169,12 @@ static int broker_dyn_effective(broker_t *b, broker_config_t *eff)
  * listeners are moved: eff keeps none). */
 static void broker_dyn_take(broker_t *b, broker_config_t *eff)
 {
-    b->cfg.num_io_threads = eff->num_io_threads;
-    b->cfg.max_connections = eff->max_connections;
-    b->cfg.log_flush_interval_ms = eff->log_flush_interval_ms;
-    broker_config_free_listeners(b->cfg.listeners, b->cfg.nlisteners);
-    b->cfg.listeners = eff->listeners;
-    b->cfg.nlisteners = eff->nlisteners;
+    b->node.cfg.num_io_threads = eff->num_io_threads;
+    b->node.cfg.max_connections = eff->max_connections;
+    b->node.cfg.log_flush_interval_ms = eff->log_flush_interval_ms;
+    broker_config_free_listeners(b->node.cfg.listeners, b->node.cfg.nlisteners);
+    b->node.cfg.listeners = eff->listeners;
+    b->node.cfg.nlisteners = eff->nlisteners;
     eff->listeners = NULL;
     eff->nlisteners = 0;
 }
@@ -193,20 +193,21 @@ void broker_dyn_apply(void *arg)
 {
     broker_t *b = arg;
     broker_config_t eff;
-    int threads = b->cfg.num_io_threads;
+    int threads = b->node.cfg.num_io_threads;
 
-    if (b->stopping || broker_dyn_effective(b, &eff) < 0)
+    if (b->node.stopping || broker_dyn_effective(b, &eff) < 0)
         return;
     broker_dyn_take(b, &eff);
     broker_config_free(&eff);
-    if (b->cfg.num_io_threads != threads && b->pool) {
+    if (b->node.cfg.num_io_threads != threads && b->pool) {
         int n = broker_pool_size(b);
         if (n >= 1 && net_pool_resize(b->pool, n) < 0)
             lg_error("num.io.threads=%d: cannot start more io threads: %s", n, strerror(errno));
         else
-            lg_info("num.io.threads=%d: %d io threads", b->cfg.num_io_threads,
+            lg_info("num.io.threads=%d: %d io threads", b->node.cfg.num_io_threads,
                     net_pool_threads(b->pool));
     }
     if (broker_listeners_sync(b) > 0)
         lg_error("listeners: some of the new listeners could not be opened (see above)");
+    broker_advertise(b);
 }

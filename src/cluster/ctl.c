@@ -132,6 +132,16 @@ void ctl_free(ctl_t *ctl)
 {
     if (!ctl)
         return;
+    /* Changes still queued are refused, so that their owners free them. */
+    while (ctl->head) {
+        ctl_op_t *op = ctl->head;
+        ctl->head = op->next;
+        op->err = KERR_NOT_CONTROLLER;
+        snprintf(op->msg, sizeof(op->msg), "The controller is shutting down.");
+        op->done(op);
+    }
+    ctl->tail = NULL;
+    ctl_pid_serve_shutdown(ctl);
     meta_log_free(ctl->meta);
     free(ctl);
 }

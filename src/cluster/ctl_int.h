@@ -54,6 +54,8 @@ int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* Reads the producer id floor an older data dir left (ctl_pid.c). */
 void ctl_pid_load(ctl_t *ctl);
+/* Shutdown: waiters for producer ids are answered with an error. */
+void ctl_pid_serve_shutdown(ctl_t *ctl);
 /* The records of CTL_ALTER_BROKER_CONFIGS (ctl_configs.c). */
 int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* Whether log dir i is cordoned (cordoned.log.dirs: "*", or dirs named

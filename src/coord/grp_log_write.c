@@ -281,7 +281,7 @@ static void grp_log_compact(grp_log_t *h, int32_t p)
         grp_recs_free(&recs);
         return;
     }
-    int16_t err = part_roll(part, net_now_wall_ms());
+    int16_t err = part_roll(h->reg, part, net_now_wall_ms());
     int64_t start = part_log_end(part);
     if (!err)
         err = grp_log_store_all(h, p, &recs);

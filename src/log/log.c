@@ -370,6 +370,7 @@ void log_free(log_t *log)
     free(log->segs);
     log_ecache_free(&log->epochs);
     log_pstate_free(&log->pstate);
+    log_snap_free(&log->snap);
     free(log->dir);
     free(log->topic);
     free(log);
@@ -389,6 +390,11 @@ int log_close(log_t *log)
         log_free(log);
         errno = e;
         return -1;
+    }
+    if (log->snap_due) { /* a roll's, not taken */
+        log->snap_due = 0;
+        log_snap_write(&log->snap);
+        log_snapshot_done(log, &log->snap);
     }
     log_pstate_set_end(&log->pstate, log_end_offset(log));
     if (log_pstate_snapshot(&log->pstate) < 0) {
@@ -581,10 +587,40 @@ int log_roll_at(log_t *log, int64_t base, int64_t now_ms)
      * restart without a scan, older ones only cost space. The snapshot
      * only spares a replay, so a failure to write it fails nothing. */
     log_pstate_set_end(&log->pstate, base);
-    if (log_pstate_snapshot(&log->pstate) < 0)
-        lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
+    log_snapshot_render(log);
     log_pstate_delete_before(&log->pstate, prev_base);
     return 0;
+}
+
+/* ---- producer snapshots off the loop ---- */
+
+/* Renders the snapshot due at a roll; an older one nobody took is written
+ * here, first (rarely: whoever rolls takes it). */
+void log_snapshot_render(log_t *log)
+{
+    if (log->snap_due) {
+        log_snap_write(&log->snap);
+        log_snapshot_done(log, &log->snap);
+    }
+    log->snap_due = log_pstate_snapshot_render(&log->pstate, &log->snap);
+}
+
+int log_snapshot_take(log_t *log, log_snap_t *snap)
+{
+    if (!log->snap_due)
+        return 0;
+    *snap = log->snap;
+    memset(&log->snap, 0, sizeof(log->snap));
+    log->snap_due = 0;
+    return 1;
+}
+
+void log_snapshot_done(log_t *log, log_snap_t *snap)
+{
+    /* The snapshot only spares the next open a replay: a failure to write
+     * it fails nothing. */
+    if (log_pstate_snapshot_done(&log->pstate, snap) < 0)
+        lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
 }
 
 int16_t log_roll(log_t *log, int64_t now_ms)
@@ -868,22 +904,39 @@ void log_epoch_end_offset(const log_t *log, int32_t epoch, int64_t *end_offset, 
 
 /* ---- producers ---- */
 
-int log_producer_lookup(const log_t *log, int64_t producer_id, log_producer_info_t *out)
+static void log_producer_fill(const log_pstate_entry_t *e, log_producer_info_t *out)
 {
-    const log_pstate_entry_t *e = log_pstate_get(&log->pstate, producer_id);
-    const log_pstate_batch_t *last;
-
-    if (!e)
-        return 0;
-    last = e->nbatches ? &e->batches[e->nbatches - 1] : NULL;
-    out->producer_id = producer_id;
+    const log_pstate_batch_t *last = e->nbatches ? &e->batches[e->nbatches - 1] : NULL;
+    out->producer_id = e->producer_id;
     out->epoch = e->epoch;
     out->last_sequence = last ? last->last_seq : -1;
     out->last_offset = last ? last->last_offset : -1;
     out->last_timestamp = e->last_timestamp;
     out->coordinator_epoch = e->coordinator_epoch;
     out->current_txn_first_offset = e->current_txn_first_offset;
+}
+
+int log_producer_lookup(const log_t *log, int64_t producer_id, log_producer_info_t *out)
+{
+    const log_pstate_entry_t *e = log_pstate_get(&log->pstate, producer_id);
+    if (!e)
+        return 0;
+    log_producer_fill(e, out);
     return 1;
+}
+
+int log_producers(const log_t *log, log_producer_fn *fn, void *arg)
+{
+    size_t pos = 0;
+    void *v;
+    int n = 0;
+    while (smap_next(&log->pstate.producers, &pos, NULL, NULL, &v)) {
+        log_producer_info_t info;
+        log_producer_fill(v, &info);
+        fn(arg, &info);
+        n++;
+    }
+    return n;
 }
 
 int log_expire_producers(log_t *log, int64_t now_ms)

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "log/log_batch.h"
+#include "util/buf.h"
 
 /* Topic-level configuration; the Kafka key names are in the comments. */
 typedef struct log_config_s {
@@ -346,6 +347,25 @@ void log_epoch_end_offset(const log_t *log, int32_t epoch,
 
 /* ---- producer state ---- */
 
+/* A producer state snapshot, rendered on the loop and written (with its
+ * fsyncs) on a worker. A roll renders one; the caller takes it
+ * (log_snapshot_take), writes it (log_snap_write, any thread) and hands it
+ * back (log_snapshot_done, or log_snap_free when the log is gone). One not
+ * taken is written at the next roll or at close. */
+typedef struct log_snap_s {
+    char *path;
+    buf_t data;
+    int64_t offset;
+    int rc;  /* log_ckpt_write_file's result */
+    int err; /* its errno */
+} log_snap_t;
+
+/* 1 and *snap when a rendered snapshot waits to be written, else 0. */
+int log_snapshot_take(log_t *log, log_snap_t *snap);
+void log_snap_write(log_snap_t *snap);
+void log_snapshot_done(log_t *log, log_snap_t *snap);
+void log_snap_free(log_snap_t *snap);
+
 typedef struct log_producer_info_s {
     int64_t producer_id;
     int16_t epoch;
@@ -359,6 +379,11 @@ typedef struct log_producer_info_s {
 /* Returns 1 and fills *out when the producer is known, else 0. */
 int log_producer_lookup(const log_t *log, int64_t producer_id,
                         log_producer_info_t *out);
+/* Calls fn for every producer the log keeps state for (those not expired
+ * yet, as Kafka's DescribeProducers lists them), in no particular order;
+ * returns how many. */
+typedef void log_producer_fn(void *arg, const log_producer_info_t *p);
+int log_producers(const log_t *log, log_producer_fn *fn, void *arg);
 /* Drops producers idle longer than producer.id.expiration.ms (and not in
  * a transaction). Returns how many were dropped. */
 int log_expire_producers(log_t *log, int64_t now_ms);

@@ -35,6 +35,9 @@ struct log_s {
     int pending;
     int64_t pend_end;
     int64_t pend_pos;
+    /* A producer snapshot rendered at a roll, not yet taken (log_snapshot_take). */
+    log_snap_t snap;
+    int snap_due;
     int pend_failed;      /* a placed write failed: the batches placed
                              with it fail too, and once the last of them
                              is committed the run is undone */
@@ -78,6 +81,8 @@ int log_roll_at(log_t *log, int64_t base, int64_t now_ms);
 int log_restart_at(log_t *log, int64_t base, int64_t now_ms);
 /* Replays producer state from its map end offset to the LEO. */
 int log_replay_pstate(log_t *log);
+/* Renders the producer snapshot due at a roll (log_snapshot_take). */
+void log_snapshot_render(log_t *log);
 /* Writes the epoch checkpoint. Returns 0, or -1 with errno (logged). */
 int log_save_epochs(log_t *log);
 /* Takes the log offline until it is reopened: an fsync failed, or a

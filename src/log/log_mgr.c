@@ -673,10 +673,11 @@ int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t
         errno = e;
         return -1;
     }
-    /* the rename is done: if it is not durable, a crash brings the
-     * directory back under its old name and it is deleted again */
-    if (log_ckpt_fsync_dir(mgr->dirs[d].path) < 0)
-        lg_warn("%s: fsync failed: %s", mgr->dirs[d].path, strerror(errno));
+    /* The rename is not fsynced here (deleting a large topic would cost
+     * one fsync per partition on the caller's thread): the next
+     * checkpoint's rename fsyncs the log dir, and should a crash come
+     * first, the directory is back under its old name and deleted again
+     * as a stray. */
     delay = log_config(part->log)->file_delete_delay_ms;
     log_free(part->log);
     part_key(key, sizeof(key), topic, partition);
@@ -698,23 +699,50 @@ static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *
 
 int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms)
 {
-    int n = 0;
+    log_mgr_purge_t pg;
+    log_mgr_purge_take(mgr, now_ms, &pg);
+    log_mgr_purge_run(&pg);
+    return log_mgr_purge_back(mgr, &pg);
+}
 
+void log_mgr_purge_take(log_mgr_t *mgr, int64_t now_ms, log_mgr_purge_t *pg)
+{
+    memset(pg, 0, sizeof(*pg));
     for (int i = 0; i < mgr->ndels;) {
         if (mgr->dels[i].due_ms > now_ms) {
             i++;
             continue;
         }
-        if (nftw(mgr->dels[i].path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT) {
-            /* kept, and tried again at the next purge */
-            lg_warn("cannot remove %s: %s", mgr->dels[i].path, strerror(errno));
-            i++;
-            continue;
-        }
-        n++;
-        free(mgr->dels[i].path);
+        pg->v = xrealloc(pg->v, (size_t)(pg->n + 1) * sizeof(*pg->v));
+        pg->v[pg->n].path = mgr->dels[i].path;
+        pg->v[pg->n].due_ms = mgr->dels[i].due_ms;
+        pg->v[pg->n++].failed = 0;
         mgr->dels[i] = mgr->dels[--mgr->ndels];
     }
+}
+
+void log_mgr_purge_run(log_mgr_purge_t *pg)
+{
+    for (int i = 0; i < pg->n; i++)
+        if (nftw(pg->v[i].path, rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+            pg->v[i].failed = errno ? errno : EIO;
+}
+
+int log_mgr_purge_back(log_mgr_t *mgr, log_mgr_purge_t *pg)
+{
+    int n = 0;
+    for (int i = 0; i < pg->n; i++) {
+        if (pg->v[i].failed) {
+            /* kept, and tried again at the next purge */
+            lg_warn("cannot remove %s: %s", pg->v[i].path, strerror(pg->v[i].failed));
+            mgr_schedule_delete(mgr, pg->v[i].path, pg->v[i].due_ms);
+            continue;
+        }
+        free(pg->v[i].path);
+        n++;
+    }
+    free(pg->v);
+    memset(pg, 0, sizeof(*pg));
     return n;
 }
 

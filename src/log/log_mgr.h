@@ -130,6 +130,21 @@ int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition,
 /* Removes the deleted directories whose delay has passed. Returns the
  * number removed. */
 int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms);
+/* The same in three steps, so that the files are removed on a worker:
+ * take (loop) the directories due, run (any thread) removes them, back
+ * (loop) keeps those that could not be removed for the next purge and
+ * frees pg; it returns the number removed. */
+typedef struct log_mgr_purge_s {
+    struct {
+        char *path;
+        int64_t due_ms;
+        int failed;
+    } *v;
+    int n;
+} log_mgr_purge_t;
+void log_mgr_purge_take(log_mgr_t *mgr, int64_t now_ms, log_mgr_purge_t *pg);
+void log_mgr_purge_run(log_mgr_purge_t *pg);
+int log_mgr_purge_back(log_mgr_t *mgr, log_mgr_purge_t *pg);
 
 /* Calls fn for every open log, in no particular order. fn must not create
  * or delete partitions. */

@@ -337,27 +337,61 @@ static void pstate_encode(log_pstate_t *ps, buf_t *b)
     b->p[5] = (uint8_t)crc;
 }
 
-int log_pstate_snapshot(log_pstate_t *ps)
+int log_pstate_snapshot_render(log_pstate_t *ps, log_snap_t *snap)
 {
-    char *path;
-    buf_t b;
-    int rc;
-
+    memset(snap, 0, sizeof(*snap));
     if (ps->map_end_offset <= ps->last_snap_offset)
         return 0;
-    buf_init(&b);
-    pstate_encode(ps, &b);
-    path = log_segment_file(ps->dir, ps->map_end_offset, ".snapshot");
-    rc = log_ckpt_write_file(path, b.p, b.len);
-    free(path);
-    buf_free(&b);
-    if (rc != -1) {
-        /* also at -2: the file exists and must be listed, to be deleted
-         * if the log is truncated below it */
-        pstate_add_snap(ps, ps->map_end_offset);
-        ps->last_snap_offset = ps->map_end_offset;
+    buf_init(&snap->data);
+    pstate_encode(ps, &snap->data);
+    snap->path = log_segment_file(ps->dir, ps->map_end_offset, ".snapshot");
+    snap->offset = ps->map_end_offset;
+    /* Rendered once: a second render of the same state would only write
+     * the same file again. */
+    ps->last_snap_offset = ps->map_end_offset;
+    return 1;
+}
+
+void log_snap_write(log_snap_t *snap)
+{
+    snap->rc = log_ckpt_write_file(snap->path, snap->data.p, snap->data.len);
+    snap->err = errno;
+}
+
+void log_snap_free(log_snap_t *snap)
+{
+    free(snap->path);
+    buf_free(&snap->data);
+    memset(snap, 0, sizeof(*snap));
+}
+
+int log_pstate_snapshot_done(log_pstate_t *ps, log_snap_t *snap)
+{
+    int rc = snap->rc;
+    if (rc != -1 && snap->offset > ps->map_end_offset) {
+        /* The log was truncated below it while it was written. */
+        fault_unlink(snap->path);
+        log_snap_free(snap);
+        return 0;
     }
+    /* also at -2: the file exists and must be listed, to be deleted if the
+     * log is truncated below it */
+    if (rc != -1)
+        pstate_add_snap(ps, snap->offset);
+    else if (ps->last_snap_offset == snap->offset)
+        ps->last_snap_offset = -1; /* not written: the next one is due */
+    errno = snap->err;
+    log_snap_free(snap);
     return rc < 0 ? -1 : 0;
+}
+
+int log_pstate_snapshot(log_pstate_t *ps)
+{
+    log_snap_t snap;
+    if (!log_pstate_snapshot_render(ps, &snap))
+        return 0;
+    log_snap_write(&snap);
+    return log_pstate_snapshot_done(ps, &snap);
 }
 
 /* Decodes one snapshot file into the map. -1 if corrupt. */

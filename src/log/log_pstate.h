@@ -80,6 +80,11 @@ int log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo,
 /* Writes <map end offset>.snapshot if the state moved since the last one.
  * Returns 0 or -1 with errno. */
 int log_pstate_snapshot(log_pstate_t *ps);
+/* The same in three steps (see log_snap_t in log.h): render the state now
+ * (1; 0 when no snapshot is due), write (any thread), then list the file
+ * (returns 0, or -1 with errno when the write failed). */
+int log_pstate_snapshot_render(log_pstate_t *ps, log_snap_t *snap);
+int log_pstate_snapshot_done(log_pstate_t *ps, log_snap_t *snap);
 /* Deletes the snapshot files below offset (those that cannot be deleted
  * stay listed and are retried by the next call). */
 void log_pstate_delete_before(log_pstate_t *ps, int64_t offset);

@@ -135,6 +135,7 @@ static int16_t part_append_failed(part_t *part, int16_t err)
 static void part_append_joined(part_append_t *op, part_append_ent_t *ent, part_t *part)
 {
     ent->committed = 1;
+    part_flush_snapshot(op->reg, part); /* a roll on the way made one */
     if (log_unflushed_messages(part->log) >= part->topic->cfg.flush_messages) {
         if (ent->base_offset < part->flush_hold_next)
             part->flush_hold_next = ent->base_offset;

@@ -272,3 +272,52 @@ void part_flush_rolled(part_reg_t *reg)
                 part_flush_name(reg, topic->parts[i], 1);
     part_flush_schedule(reg);
 }
+
+/* ---- producer snapshots ---- */
+
+typedef struct part_snap_s {
+    net_job_t job; /* first */
+    part_reg_t *reg;
+    uint8_t topic_id[16];
+    int32_t partition;
+    uint64_t log_uid;
+    log_snap_t snap;
+} part_snap_t;
+
+static void part_snap_work(net_job_t *job)
+{
+    log_snap_write(&((part_snap_t *)job)->snap);
+}
+
+static void part_snap_done(net_job_t *job)
+{
+    part_snap_t *ps = (part_snap_t *)job;
+    topic_t *topic = part_topic_by_id(ps->reg, ps->topic_id);
+    part_t *part = topic ? part_get(topic, ps->partition) : NULL;
+    if (part && log_uid(part->log) == ps->log_uid)
+        log_snapshot_done(part->log, &ps->snap);
+    else
+        log_snap_free(&ps->snap); /* the log is gone, and its directory with it */
+    free(ps);
+}
+
+void part_flush_snapshot(part_reg_t *reg, part_t *part)
+{
+    part_snap_t *ps = xcalloc(1, sizeof(*ps));
+    if (!log_snapshot_take(part->log, &ps->snap)) {
+        free(ps);
+        return;
+    }
+    ps->reg = reg;
+    memcpy(ps->topic_id, part->topic->id, 16);
+    ps->partition = part->index;
+    ps->log_uid = log_uid(part->log);
+    ps->job.work = part_snap_work;
+    ps->job.done = part_snap_done;
+    if (reg->pool && !reg->stopping) {
+        net_pool_submit(reg->pool, &ps->job);
+        return;
+    }
+    part_snap_work(&ps->job);
+    part_snap_done(&ps->job);
+}

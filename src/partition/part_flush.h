@@ -42,5 +42,8 @@ void part_flush_due(part_reg_t *reg, int64_t now_ms);
  * its recovery point to the active segment, so that a crash only rescans
  * that one (Kafka does this in the background after each roll). */
 void part_flush_rolled(part_reg_t *reg);
+/* The producer snapshot a roll of part's log rendered, written and
+ * fsynced on a worker (no-op when none is due). */
+void part_flush_snapshot(part_reg_t *reg, part_t *part);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "partition/part_flush.h"
 #include "partition/part_int.h"
 
 int16_t part_find(topic_t *topic, int32_t index, part_t **part)
@@ -140,7 +141,7 @@ int16_t part_list_offset(part_t *part, int64_t timestamp, int32_t current_leader
         err = log_max_timestamp(part->log, &ts);
         return part_offset_found(err, &ts, INT64_MAX, out);
     default:
-        if (timestamp < 0) { /* LATEST_TIERED and unknown: nothing is tiered */
+        if (timestamp < 0) { /* LATEST_TIERED, EARLIEST_PENDING_UPLOAD: nothing is tiered */
             part_offset_none(out);
             return KERR_NONE;
         }
@@ -203,9 +204,11 @@ const char *part_dir_path(const part_reg_t *reg, int d)
     return log_mgr_dir_path(reg->logs, d);
 }
 
-int16_t part_roll(part_t *part, int64_t now_ms)
+int16_t part_roll(part_reg_t *reg, part_t *part, int64_t now_ms)
 {
-    return log_roll(part->log, now_ms);
+    int16_t err = log_roll(part->log, now_ms);
+    part_flush_snapshot(reg, part);
+    return err;
 }
 
 int16_t part_read_local(part_t *part, int64_t offset, int32_t max_bytes, int64_t end,

@@ -61,6 +61,7 @@ void part_read_error(part_read_t *rd, int16_t err);
 #define PART_OFFSET_MAX_TIMESTAMP (-3)
 #define PART_OFFSET_EARLIEST_LOCAL (-4)
 #define PART_OFFSET_LATEST_TIERED (-5)
+#define PART_OFFSET_EARLIEST_PENDING_UPLOAD (-6)
 
 typedef struct part_offset_s {
     int64_t offset;    /* -1: none */
@@ -85,7 +86,7 @@ int16_t part_delete_records(part_t *part, int64_t offset, int64_t *low);
 
 /* Starts a new segment at the log end (no-op if the active one is
  * empty). Returns 0 or KAFKA_STORAGE_ERROR. */
-int16_t part_roll(part_t *part, int64_t now_ms);
+int16_t part_roll(part_reg_t *reg, part_t *part, int64_t now_ms);
 /* Reads whole batches from offset up to max_bytes (at least one) below
  * end, for a local reader of the log (a coordinator replaying it):
  * returns 0 with a region (len 0 at end), or OFFSET_OUT_OF_RANGE,

@@ -46,8 +46,8 @@
 #define STRAND_UTIL_FAULT_H
 
 #include <dirent.h>
-#include <errno.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>

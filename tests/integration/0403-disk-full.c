@@ -389,6 +389,10 @@ int main(void)
     check_part(b.bootstrap, &p);
     TL_ASSERT_EQ(tl_broker_stop(&b), 0);
     umount2(mnt, MNT_DETACH);
+    free(t0.m);
+    free(t1.m);
+    free(t2.m);
+    free(p.m);
     free(tname);
     free(pname);
     free(dir);

@@ -414,7 +414,17 @@ static void test_roll_by_size(void)
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000006.timeindex")), 12);
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000012.index")), 4096);
     CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000012.timeindex")), 4092);
-    /* snapshots written at each roll */
+    /* a snapshot rendered at each roll, for the caller to write off the
+     * loop; the last one waits to be taken */
+    CU_ASSERT_EQUAL(file_size(path_in(dir, "00000000000000000012.snapshot")), -1);
+    {
+        log_snap_t snap, none;
+        CU_ASSERT_EQUAL_FATAL(log_snapshot_take(log, &snap), 1);
+        CU_ASSERT_EQUAL(snap.offset, 12);
+        CU_ASSERT_EQUAL(log_snapshot_take(log, &none), 0); /* taken: none due now */
+        log_snap_write(&snap);
+        log_snapshot_done(log, &snap);
+    }
     CU_ASSERT(file_size(path_in(dir, "00000000000000000012.snapshot")) == 10);
     /* reads cross segment boundaries one segment at a time */
     {

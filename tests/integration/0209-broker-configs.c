@@ -1,4 +1,4 @@
-/* 0208-broker-configs: dynamic broker configs through the protocol, as
+/* 0209-broker-configs: dynamic broker configs through the protocol, as
  * Kafka 4.4 answers them (the same assertions pass against Kafka,
  * KAFKA_REF=1). IncrementalAlterConfigs and AlterConfigs on the
  * cluster-wide default ("") and on the node: refusals with Kafka's codes
@@ -14,7 +14,7 @@
  * effect on them are set (the cleaner's, config.providers,
  * log.retention.ms at its default), and everything is deleted again. */
 #include "0200-admin.h"
-#include "0208-bcfg.h"
+#include "0209-bcfg.h"
 
 static arena_t arena;
 static int fd;
@@ -289,7 +289,7 @@ static void loggers(void)
 
 int main(void)
 {
-    tl_init("0208-broker-configs");
+    tl_init("0209-broker-configs");
     const char *bs = tl_bootstrap();
     rd_kafka_t *rk = adm_client(bs);
     const struct rd_kafka_metadata *md;

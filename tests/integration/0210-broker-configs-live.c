@@ -1,4 +1,4 @@
-/* 0209-broker-configs-live: dynamic broker configs take effect on the
+/* 0210-broker-configs-live: dynamic broker configs take effect on the
  * running broker, seen by a librdkafka producer and consumer (an own
  * broker: the changes would disturb the shared one).
  *   - message.max.bytes as the cluster-wide default: a 300 KB batch is
@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "0200-admin.h"
-#include "0208-bcfg.h"
+#include "0209-bcfg.h"
 
 static arena_t arena;
 static int fd;
@@ -331,12 +331,12 @@ static void loggers(rd_kafka_t *rk, const tl_broker *b, const char *node)
 
 int main(void)
 {
-    tl_init("0209-broker-configs-live");
+    tl_init("0210-broker-configs-live");
     static const char *extra[] = {"log.retention.check.interval.ms=1000", "num.io.threads=2",
                                   NULL};
     tl_broker b = {0};
     char node[16] = "1"; /* tl_broker_start's node.id */
-    char *dir = tl_scratch_dir("0209");
+    char *dir = tl_scratch_dir("0210");
 
     tl_broker_start(&b, dir, extra);
     rd_kafka_conf_t *conf = tl_conf(b.bootstrap);

@@ -1,4 +1,4 @@
-/* 0210-broker-configs-restart: dynamic broker configs survive a restart
+/* 0211-broker-configs-restart: dynamic broker configs survive a restart
  * and are in effect from its start, before the topics load: after a
  * clean stop and a start on the same data, DescribeConfigs reports them
  * from the same layers (a key Kafka does not define too), a topic that
@@ -10,7 +10,7 @@
 #include <dirent.h>
 
 #include "0200-admin.h"
-#include "0208-bcfg.h"
+#include "0209-bcfg.h"
 
 static arena_t arena;
 static char bc_msg[1024];
@@ -147,10 +147,10 @@ static void check_all(int fd, rd_kafka_t *rk, const char *bs, const char *topic,
 
 int main(void)
 {
-    tl_init("0210-broker-configs-restart");
+    tl_init("0211-broker-configs-restart");
     static const char *extra[] = {"num.io.threads=2", NULL};
     tl_broker b = {0};
-    char *dir = tl_scratch_dir("0210");
+    char *dir = tl_scratch_dir("0211");
     char *topic = tl_topic_name("restart");
     int port = tl_free_port(), pool = !tl_is_kafka() && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 

@@ -1,4 +1,4 @@
-/* Helpers of the broker config tests (0208-0210): raw DescribeConfigs v4,
+/* Helpers of the broker config tests (0209-0211): raw DescribeConfigs v4,
  * AlterConfigs v2 and IncrementalAlterConfigs v1 of one resource through
  * testlib/wire.h, for the exact fields (error messages, sources,
  * synonyms, read-only flags) that librdkafka does not show or cannot

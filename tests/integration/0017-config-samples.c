@@ -1,4 +1,4 @@
-/* 0600-config-samples: the broker accepts every configuration Kafka 4.4
+/* 0017-config-samples: the broker accepts every configuration Kafka 4.4
  * accepts and refuses the ones it refuses, for the same reason. Each
  * tests/configs/NAME.properties is a server.properties (Kafka's own
  * shipped samples, the quickstart's shapes, and edge cases) with @PORT@,
@@ -360,7 +360,7 @@ int main(void)
     char cfgdir[600], *scratch;
     int n, bad = 0;
 
-    tl_init("0600-config-samples");
+    tl_init("0017-config-samples");
     if (!src)
         tl_skip("STRAND_SRCDIR is not set (the checkout, for tests/configs)");
     snprintf(cfgdir, sizeof(cfgdir), "%s/tests/configs", src);
