@@ -112,7 +112,11 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
 
     ctl->logs = logs;
     ctl->node_id = cfg->node_id;
-    ctl->defaults = cfg->defaults;
+    snprintf(ctl->node_name, sizeof(ctl->node_name), "%d", cfg->node_id);
+    ctl->base = ctl->defaults = cfg->defaults;
+    ctl->props = cfg->props;
+    ctl->broker_check = cfg->broker_check;
+    ctl->broker_check_arg = cfg->broker_check_arg;
     ctl->meta = meta_log_open(logs, now_ms, &fresh);
     if (!ctl->meta || (fresh && ctl_bootstrap(ctl, now_ms) != 0)) {
         lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
@@ -120,6 +124,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
         return NULL;
     }
     ctl_pid_load(ctl);
+    ctl_defaults_refresh(ctl);
     return ctl;
 }
 
@@ -166,6 +171,11 @@ const topic_cfg_t *ctl_topic_defaults(const ctl_t *ctl)
     return &ctl->defaults;
 }
 
+const char *ctl_node_name(const ctl_t *ctl)
+{
+    return ctl->node_name;
+}
+
 /* ---- the queue ---- */
 
 static void ctl_next(ctl_t *ctl);
@@ -197,7 +207,8 @@ static void ctl_committed(void *udata, int16_t err)
         op->err = err;
         snprintf(op->msg, sizeof(op->msg), "%s",
                  ctl_offline(ctl) ? CTL_OFFLINE_MSG : "Cannot write the metadata log");
-    }
+    } else if (op->kind == CTL_ALTER_BROKER_CONFIGS)
+        ctl_defaults_refresh(ctl);
     ctl_finish(ctl, op);
 }
 

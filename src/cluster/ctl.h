@@ -19,12 +19,24 @@
 #include "cluster/cfg_topic.h"
 #include "cluster/meta_log.h"
 #include "log/log_mgr.h"
+#include "util/props.h"
 
 typedef struct ctl_s ctl_t;
+
+/* The broker's own check of a dynamic broker config change (its rules
+ * between keys, and what the running broker can take), given the whole
+ * config the change would make: server.properties with the dynamic
+ * defaults and this node's dynamic configs over it (merged). Returns 0,
+ * or a Kafka error code with Kafka's message in err. */
+typedef int16_t ctl_broker_check_fn(void *arg, const props_t *merged, char *err, size_t errlen);
 
 typedef struct ctl_config_s {
     int32_t node_id;     /* the only broker, replica of every partition */
     topic_cfg_t defaults; /* the topic defaults of server.properties */
+    const props_t *props; /* server.properties (borrowed, outlives the
+                             controller), under the dynamic broker configs */
+    ctl_broker_check_fn *broker_check; /* NULL: none */
+    void *broker_check_arg;
 } ctl_config_t;
 
 /* Opens the metadata log (creating it on a first start, or synthesizing
@@ -63,13 +75,17 @@ enum ctl_kind {
     CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
                              current ones, or with replace the whole set */
     CTL_ALLOC_PRODUCER_IDS, /* the controller's own: the next block */
+    CTL_ALTER_BROKER_CONFIGS, /* name: "" (the cluster-wide default) or this
+                                 node's id; kv set (or delete) on top of its
+                                 dynamic configs, or with replace the whole
+                                 set (ctl_configs.c) */
 };
 
 typedef struct ctl_op_s ctl_op_t;
 struct ctl_op_s {
     /* in */
     int kind;                /* enum ctl_kind */
-    const char *name;        /* CTL_CREATE_TOPIC */
+    const char *name;        /* CTL_CREATE_TOPIC, CTL_ALTER_BROKER_CONFIGS */
     size_t name_len;
     uint8_t topic_id[16];    /* the others */
     int32_t nparts;
@@ -126,7 +142,10 @@ int64_t ctl_producer_id(ctl_t *ctl, ctl_pid_wait_t *w);
  * (may be NULL). */
 int16_t ctl_topic_name_check(const char *name, size_t len, char *err, size_t errlen);
 
-/* The topic defaults changes are checked against. */
+/* The topic defaults changes are checked against: server.properties' with
+ * the dynamic broker configs of this node applied. */
 const topic_cfg_t *ctl_topic_defaults(const ctl_t *ctl);
+/* This node's id as BROKER resources name it (owned by the controller). */
+const char *ctl_node_name(const ctl_t *ctl);
 
 #endif
