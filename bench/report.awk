@@ -246,7 +246,7 @@ function worst_of(pre,    i, wl, r) {
 }
 
 function targets(    r, x) {
-    printf "\nTargets (issue 5)\n"
+    printf "\nTargets (the performance targets)\n"
     worst_of("raw-")
     worst_of("produce-")
     target("produce throughput, worst S/K (capacity)", W["raw-"], ">= 2", W["raw-"] + 0 >= 2)

@@ -7,7 +7,10 @@
 #   unit/*         every tests/unit/test_* program of the build dir (CUnit);
 #                  it counts as many tests as its "N passed, N failed" line says
 #   integration/*  every tests/integration/NNNN-* program of the build dir
-#   compat/*       every compat/*.sh script of the source dir
+#   compat/*       every compat/*.sh script of the source dir, then the
+#                  compatibility suite (compat/suite.sh) for its clients
+#                  (compat/CLIENT), on a broker of its own that it restarts;
+#                  it counts as many tests as its "N passed, N failed" line
 # The integration and compat tests share one broker that this script starts
 # on a free port with a fresh data dir under tests/scratch/ (strand from
 # STRAND_BIN, default ./strand), and stops at the end: a broker that dies
@@ -263,9 +266,14 @@ for f in "$BUILD_DIR"/tests/integration/[0-9][0-9][0-9][0-9]-*; do
         selected "integration/$(basename "$f")" && INTEGS+=("$f")
 done
 for f in "$SRC_DIR"/compat/*.sh; do
+    [ "$(basename "$f")" = suite.sh ] && continue
     [ -f "$f" ] && selected "compat/$(basename "$f" .sh)" && COMPATS+=("$f")
 done
-if [ $((${#UNITS[@]} + ${#INTEGS[@]} + ${#COMPATS[@]})) -eq 0 ]; then
+SUITE_CLIENTS=()
+for c in $(bash "$SRC_DIR/compat/suite.sh" --list); do
+    selected "compat/$c" && SUITE_CLIENTS+=("$c")
+done
+if [ $((${#UNITS[@]} + ${#INTEGS[@]} + ${#COMPATS[@]} + ${#SUITE_CLIENTS[@]})) -eq 0 ]; then
     echo "no test matches: ${PATTERNS[*]:-(all)}"
     echo "0 passed, 1 failed"
     exit 2
@@ -297,6 +305,34 @@ if [ $((${#INTEGS[@]} + ${#COMPATS[@]})) -gt 0 ]; then
     else
         echo "FAIL: broker-start"
         FAILED=$((FAILED + 1 + ${#INTEGS[@]} + ${#COMPATS[@]}))
+    fi
+fi
+
+# The suite owns its broker (it restarts it), so it runs after the shared
+# one stopped; against Kafka too with KAFKA_REF=1.
+if [ ${#SUITE_CLIENTS[@]} -gt 0 ] && [ "$BROKER_KIND" != external ]; then
+    name=compat/suite
+    log=$LOG_DIR/$name.log
+    mkdir -p "$(dirname "$log")"
+    start=$(date +%s.%N)
+    # The suite has its own timeout per cell; the whole of it gets 15 min.
+    (cd "$BUILD_DIR" && env -u STRAND_BOOTSTRAP COMPAT_DIR="$BUILD_DIR/tests/compat" \
+        timeout --kill-after=10 900 bash "$SRC_DIR/compat/suite.sh" "${SUITE_CLIENTS[@]}") \
+        < /dev/null > "$log" 2>&1
+    RC=$?
+    SECS=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|N/A|BROKER-MISSING|UNTESTED): ' "$log" | grep -v '^PASS' | sed 's/^/  /'
+    awk '/^compat suite, /{p=1} /^\(logs in/{p=0} p { print "  " $0 }' "$log"
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    if [ -z "$line" ]; then p=0 f=1; else p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}; fi
+    [ "$RC" != 0 ] && [ "$f" = 0 ] && f=1
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f))
+    if [ "$f" = 0 ]; then
+        echo "PASS: $name ($p cells, ${SECS}s)"
+    else
+        echo "FAIL: $name ($p passed, $f failed, exit $RC, ${SECS}s)"
+        show_log "$name" "$log"
     fi
 fi
 

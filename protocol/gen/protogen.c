@@ -1,4 +1,5 @@
-/* protogen: compiles protocol/NAME.def into proto_gen.h and proto_gen.c.
+/* protogen: compiles protocol/NAME.def and protocol/records/DIR/NAME.def
+ * into proto_gen.h and proto_gen.c.
  *
  * The .def language (described in full in protocol/README.md) is line
  * oriented; nesting is by indentation, two spaces a level:
@@ -11,14 +12,16 @@
  *   response
  *     ...
  *   header RequestHeader versions=0-2 flexible=2+
+ *   record TopicRecord kind=metadata key=2 versions=0 flexible=0+
+ *     Name string 0+
  *   common SomeStruct 0+          (a struct shared inside one message)
  *
  * A field line is `Name type versions [nullable=V] [tag=N tagged=V]
- * [default=X] [noflex]`. Output: C structs, one descriptor table per
- * struct (walked by src/proto/proto_codec.c), thin typed wrappers, the API
- * table. The generator is a build tool: it reports the first error with
- * file:line and exits 1, and frees everything before exiting so that it
- * runs clean under LeakSanitizer in sanitizer builds.
+ * [default=X] [noflex]`. This file reads the definitions into the model
+ * of protogen.h and checks them; protogen_emit.c writes the code. The
+ * generator is a build tool: it reports the first error with file:line
+ * and exits 1, and frees everything before exiting so that it runs clean
+ * under LeakSanitizer in sanitizer builds.
  *
  * usage: protogen -I srcdir -o outbase file.def...
  *   writes outbase.h and outbase.c; file names are relative to srcdir. */
@@ -31,74 +34,36 @@
 #include <stdint.h>
 #include <string.h>
 
-#define VMAX 0x7fff
+#include "protogen.h"
+
 #define MAXDEPTH 16
 
-enum {
-    T_BOOL = 1, T_INT8, T_INT16, T_UINT16, T_INT32, T_UINT32, T_INT64,
-    T_FLOAT64, T_UUID, T_STRING, T_BYTES, T_RECORDS, T_STRUCT
+const prim_t prims[] = {
+    [T_BOOL] = { "bool", "bool", "PROTO_T_BOOL", "proto_bool_array_t" },
+    [T_INT8] = { "int8", "int8_t", "PROTO_T_INT8", "proto_int8_array_t" },
+    [T_INT16] = { "int16", "int16_t", "PROTO_T_INT16", "proto_int16_array_t" },
+    [T_UINT16] = { "uint16", "uint16_t", "PROTO_T_UINT16", "proto_uint16_array_t" },
+    [T_INT32] = { "int32", "int32_t", "PROTO_T_INT32", "proto_int32_array_t" },
+    [T_UINT32] = { "uint32", "uint32_t", "PROTO_T_UINT32", "proto_uint32_array_t" },
+    [T_INT64] = { "int64", "int64_t", "PROTO_T_INT64", "proto_int64_array_t" },
+    [T_FLOAT64] = { "float64", "double", "PROTO_T_FLOAT64", "proto_float64_array_t" },
+    [T_UUID] = { "uuid", "proto_uuid_t", "PROTO_T_UUID", "proto_uuid_array_t" },
+    [T_STRING] = { "string", "proto_str_t", "PROTO_T_STRING", "proto_str_array_t" },
+    [T_BYTES] = { "bytes", "proto_bytes_t", "PROTO_T_BYTES", "proto_bytes_array_t" },
+    [T_RECORDS] = { "records", "proto_records_t", "PROTO_T_RECORDS", "proto_records_array_t" },
+    [T_STRUCT] = { NULL, NULL, "PROTO_T_STRUCT", NULL },
 };
 
-static const struct {
-    const char *dsl, *ctype, *enumname;
-} prims[] = {
-    [T_BOOL] = { "bool", "bool", "PROTO_T_BOOL" },
-    [T_INT8] = { "int8", "int8_t", "PROTO_T_INT8" },
-    [T_INT16] = { "int16", "int16_t", "PROTO_T_INT16" },
-    [T_UINT16] = { "uint16", "uint16_t", "PROTO_T_UINT16" },
-    [T_INT32] = { "int32", "int32_t", "PROTO_T_INT32" },
-    [T_UINT32] = { "uint32", "uint32_t", "PROTO_T_UINT32" },
-    [T_INT64] = { "int64", "int64_t", "PROTO_T_INT64" },
-    [T_FLOAT64] = { "float64", "double", "PROTO_T_FLOAT64" },
-    [T_UUID] = { "uuid", "proto_uuid_t", "PROTO_T_UUID" },
-    [T_STRING] = { "string", "proto_str_t", "PROTO_T_STRING" },
-    [T_BYTES] = { "bytes", "proto_bytes_t", "PROTO_T_BYTES" },
-    [T_RECORDS] = { "records", "proto_records_t", "PROTO_T_RECORDS" },
-    [T_STRUCT] = { NULL, NULL, "PROTO_T_STRUCT" },
+const kind_t kinds[] = {
+    [K_NONE] = { NULL, NULL, "PROTO_REC_KIND_NONE", 0 },
+    [K_METADATA] = { "metadata", "metadata", "PROTO_REC_KIND_METADATA", 1 },
+    [K_CONTROL] = { "control", "control", "PROTO_REC_KIND_CONTROL", 1 },
+    [K_DATA] = { "data", "data", "PROTO_REC_KIND_DATA", 0 },
+    [K_GROUP_KEY] = { "group-key", "group_key", "PROTO_REC_KIND_GROUP_KEY", 1 },
+    [K_GROUP_VALUE] = { "group-value", "group_value", "PROTO_REC_KIND_GROUP_VALUE", 1 },
+    [K_TXN_KEY] = { "txn-key", "txn_key", "PROTO_REC_KIND_TXN_KEY", 1 },
+    [K_TXN_VALUE] = { "txn-value", "txn_value", "PROTO_REC_KIND_TXN_VALUE", 1 },
 };
-
-typedef struct { int min, max; } vr_t;
-
-typedef struct sdef sdef_t;
-
-typedef struct {
-    char *name, *snake;
-    int type, array;
-    sdef_t *sub;
-    vr_t ver, nul, tagv;
-    long tag;
-    char *def;
-    int noflex;
-    const char *file;
-    int line;
-} fdef_t;
-
-struct sdef {
-    char *name;
-    char *ctype; /* C type name without the _t */
-    fdef_t *f;
-    int n, cap;
-    int emitted, common, dead;
-};
-
-typedef struct {
-    char *name;   /* ProduceRequest, RequestHeader */
-    char *prefix; /* proto_produce_req, proto_request_header */
-    int key;
-    vr_t ver;
-    int flex_min;
-    sdef_t *top;
-    sdef_t **st;
-    int ns, caps;
-} mdef_t;
-
-typedef struct {
-    char *name, *snake;
-    int key;
-    vr_t ver;
-    int flex_min;
-    mdef_t *req, *resp;
-} adef_t;
 
 /* Every allocation is remembered and released at exit. */
 static void **allocs;
@@ -106,9 +71,6 @@ static size_t nallocs, capallocs;
 static const char *cur_file;
 static int cur_line;
 static FILE *cur_fp; /* closed by fail() */
-
-static void fail(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2), noreturn));
 
 static void free_all(void)
 {
@@ -119,7 +81,7 @@ static void free_all(void)
     nallocs = capallocs = 0;
 }
 
-static void fail(const char *fmt, ...)
+void fail(const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "protogen: %s:%d: ", cur_file ? cur_file : "-", cur_line);
@@ -133,7 +95,7 @@ static void fail(const char *fmt, ...)
     exit(1);
 }
 
-static void *galloc(size_t n)
+void *galloc(size_t n)
 {
     if (nallocs == capallocs) {
         capallocs = capallocs ? capallocs * 2 : 256;
@@ -158,7 +120,7 @@ static void *ggrow(void *old, size_t oldn, size_t newn, size_t elem)
     return p;
 }
 
-static char *gstrdup(const char *s)
+char *gstrdup(const char *s)
 {
     size_t n = strlen(s);
     char *p = galloc(n + 1);
@@ -166,9 +128,7 @@ static char *gstrdup(const char *s)
     return p;
 }
 
-static char *gprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *gprintf(const char *fmt, ...)
+char *gprintf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -219,7 +179,7 @@ static int is_c_keyword(const char *s)
     return 0;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
+int parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
@@ -264,19 +224,14 @@ static vr_t parse_vr(const char *s)
     return r;
 }
 
-static int vr_empty(vr_t v)
+int vr_empty(vr_t v)
 {
     return v.min > v.max;
 }
 
 /* ---- the model ---- */
 
-static adef_t **apis;
-static int napis, capapis;
-static mdef_t **msgs; /* every message, headers included, in file order */
-static int nmsgs, capmsgs;
-
-static mdef_t *new_msg(const char *name, const char *prefix, int key,
+static mdef_t *new_msg(model_t *mod, const char *name, const char *prefix, int key,
                        vr_t ver, int flex_min)
 {
     mdef_t *m = galloc(sizeof(*m));
@@ -288,11 +243,12 @@ static mdef_t *new_msg(const char *name, const char *prefix, int key,
     m->top = galloc(sizeof(*m->top));
     m->top->name = m->name;
     m->top->ctype = m->prefix;
-    if (nmsgs == capmsgs) {
-        msgs = ggrow(msgs, (size_t)nmsgs, (size_t)(capmsgs = capmsgs ? capmsgs * 2 : 64),
-                     sizeof(*msgs));
+    if (mod->nmsgs == mod->capmsgs) {
+        mod->capmsgs = mod->capmsgs ? mod->capmsgs * 2 : 64;
+        mod->msgs = ggrow(mod->msgs, (size_t)mod->nmsgs, (size_t)mod->capmsgs,
+                          sizeof(*mod->msgs));
     }
-    msgs[nmsgs++] = m;
+    mod->msgs[mod->nmsgs++] = m;
     return m;
 }
 
@@ -328,6 +284,7 @@ static fdef_t *add_field(sdef_t *s)
 /* ---- parsing ---- */
 
 typedef struct {
+    model_t *mod;
     adef_t *api;
     mdef_t *msg;
     sdef_t *stack[MAXDEPTH];
@@ -410,22 +367,64 @@ static void parse_api(pstate_t *ps, char **tok, int n)
     a->key = (int)key;
     a->ver = parse_vr(vs);
     a->flex_min = parse_flex(attr(tok, n, 2, "flexible"));
-    for (int i = 0; i < napis; i++)
-        if (apis[i]->key == a->key || !strcmp(apis[i]->name, a->name))
+    model_t *mod = ps->mod;
+    for (int i = 0; i < mod->napis; i++)
+        if (mod->apis[i]->key == a->key || !strcmp(mod->apis[i]->name, a->name))
             fail("api %s defined twice", a->name);
-    if (napis == capapis)
-        apis = ggrow(apis, (size_t)napis, (size_t)(capapis = capapis ? capapis * 2 : 32),
-                     sizeof(*apis));
-    apis[napis++] = a;
+    if (mod->napis == mod->capapis) {
+        mod->capapis = mod->capapis ? mod->capapis * 2 : 32;
+        mod->apis = ggrow(mod->apis, (size_t)mod->napis, (size_t)mod->capapis,
+                          sizeof(*mod->apis));
+    }
+    mod->apis[mod->napis++] = a;
     ps->api = a;
     ps->msg = NULL;
     ps->sp = 0;
+}
+
+static int parse_kind(const char *s)
+{
+    for (int k = K_NONE + 1; s && k < K_COUNT; k++)
+        if (!strcmp(kinds[k].dsl, s))
+            return k;
+    fail("record needs kind= (metadata, control, data, group-key, group-value, "
+         "txn-key, txn-value)");
+}
+
+/* `record Name kind=K [key=N] versions=V flexible=F`: one internal record
+ * schema; its fields follow at the first indent level. */
+static void parse_record(pstate_t *ps, char **tok, int n)
+{
+    static const char *const ok[] = { "kind", "key", "versions", "flexible", NULL };
+    check_attrs(tok, n, 2, ok);
+    const char *vs = attr(tok, n, 2, "versions"), *ks = attr(tok, n, 2, "key");
+    long key = -1;
+    if (n < 2 || !vs)
+        fail("record needs a name and versions=");
+    int kind = parse_kind(attr(tok, n, 2, "kind"));
+    if (kinds[kind].keyed != (ks != NULL))
+        fail("key= is the record type: required for kind=%s records%s", kinds[kind].dsl,
+             kinds[kind].keyed ? "" : ", and only for them");
+    if (ks && parse_int(ks, 0, 32767, &key))
+        fail("bad key '%s'", ks);
+    char *sn = snake(tok[1]);
+    ps->api = NULL;
+    ps->msg = new_msg(ps->mod, tok[1], gprintf("proto_rec_%s", sn), (int)key, parse_vr(vs),
+                      parse_flex(attr(tok, n, 2, "flexible")));
+    ps->msg->kind = kind;
+    ps->msg->snake = sn;
+    if ((kind == K_GROUP_KEY || kind == K_TXN_KEY) && (ps->msg->ver.min || ps->msg->ver.max))
+        fail("a coordinator key is written at version 0 only: versions=0");
+    ps->stack[0] = ps->msg->top;
+    ps->sp = 1;
 }
 
 static void parse_top(pstate_t *ps, char **tok, int n)
 {
     if (!strcmp(tok[0], "api")) {
         parse_api(ps, tok, n);
+    } else if (!strcmp(tok[0], "record")) {
+        parse_record(ps, tok, n);
     } else if (!strcmp(tok[0], "request") || !strcmp(tok[0], "response")) {
         int resp = tok[0][2] == 's';
         adef_t *a = ps->api;
@@ -435,7 +434,7 @@ static void parse_top(pstate_t *ps, char **tok, int n)
             fail("second %s for %s", tok[0], a->name);
         char *name = gprintf("%s%s", a->name, resp ? "Response" : "Request");
         char *prefix = gprintf("proto_%s_%s", a->snake, resp ? "resp" : "req");
-        ps->msg = new_msg(name, prefix, a->key, a->ver, a->flex_min);
+        ps->msg = new_msg(ps->mod, name, prefix, a->key, a->ver, a->flex_min);
         *(resp ? &a->resp : &a->req) = ps->msg;
         ps->stack[0] = ps->msg->top;
         ps->sp = 1;
@@ -446,7 +445,7 @@ static void parse_top(pstate_t *ps, char **tok, int n)
         if (n < 2 || !vs)
             fail("header needs a name and versions=");
         ps->api = NULL;
-        ps->msg = new_msg(tok[1], gprintf("proto_%s", snake(tok[1])), -1,
+        ps->msg = new_msg(ps->mod, tok[1], gprintf("proto_%s", snake(tok[1])), -1,
                           parse_vr(vs), parse_flex(attr(tok, n, 2, "flexible")));
         ps->stack[0] = ps->msg->top;
         ps->sp = 1;
@@ -515,13 +514,14 @@ static void parse_field(pstate_t *ps, int depth, char **tok, int n)
             f->noflex = 1;
 }
 
-static void parse_file(const char *dir, const char *name)
+static void parse_file(model_t *mod, const char *dir, const char *name)
 {
     char *path = gprintf("%s/%s", dir, name);
     FILE *fp = cur_fp = fopen(path, "r");
     char line[4096];
     pstate_t ps;
     memset(&ps, 0, sizeof(ps));
+    ps.mod = mod;
     cur_file = name;
     cur_line = 0;
     if (!fp)
@@ -659,252 +659,43 @@ static void resolve_msg(mdef_t *m)
                 fail("%s: struct %s defined twice", m->name, m->st[i]->name);
 }
 
-/* ---- output ---- */
-
-static char *vr_str(vr_t v)
+/* A control record's body starts with its own version (the reader takes
+ * it from there): `Version int16 0+`, untagged. */
+static void check_control(const mdef_t *m)
 {
-    if (vr_empty(v))
-        return gstrdup("none");
-    if (v.max == VMAX)
-        return gprintf("v%d+", v.min);
-    if (v.min == v.max)
-        return gprintf("v%d", v.min);
-    return gprintf("v%d-%d", v.min, v.max);
+    const fdef_t *f = m->top->n ? &m->top->f[0] : NULL;
+    if (!f || strcmp(f->name, "Version") || f->type != T_INT16 || f->array || f->tag >= 0 ||
+        f->ver.min != 0 || f->ver.max != VMAX)
+        fail("control record %s must begin with `Version int16 0+`", m->name);
 }
 
-static char *upper(const char *s)
+/* Names are unique across all messages, and a record type within its
+ * kind (a reader finds the schema by it). */
+static void check_unique(const model_t *mod)
 {
-    char *u = gstrdup(s);
-    for (char *p = u; *p; p++)
-        *p = (char)toupper((unsigned char)*p);
-    return u;
-}
-
-static const char *elem_ctype(const fdef_t *f)
-{
-    return f->type == T_STRUCT ? gprintf("%s_t", f->sub->ctype)
-                               : prims[f->type].ctype;
-}
-
-static void field_comment(FILE *o, const fdef_t *f)
-{
-    fprintf(o, " /* %s", vr_str(f->ver));
-    if (!vr_empty(f->nul))
-        fprintf(o, ", nullable %s", vr_str(f->nul));
-    if (f->tag >= 0)
-        fprintf(o, ", tag %ld in %s", f->tag, vr_str(f->tagv));
-    if (f->def)
-        fprintf(o, ", default %s", f->def);
-    fprintf(o, " */\n");
-}
-
-/* mark: 1 = typedef written to the header, 2 = tables written to the .c;
- * 4 and 8 are the matching "in progress" bits that catch cycles. */
-static void emit_typedef(FILE *o, sdef_t *s)
-{
-    if (s->emitted & 1)
-        return;
-    if (s->emitted & 4)
-        fail("struct %s contains itself", s->name);
-    s->emitted |= 4;
-    for (int i = 0; i < s->n; i++)
-        if (s->f[i].type == T_STRUCT)
-            emit_typedef(o, s->f[i].sub);
-    fprintf(o, "typedef struct %s_s {\n", s->ctype);
-    if (!s->n)
-        fprintf(o, "    char unused_; /* no fields in any version */\n");
-    for (int i = 0; i < s->n; i++) {
-        const fdef_t *f = &s->f[i];
-        if (f->array)
-            fprintf(o, "    struct { int32_t n; %s *v; } %s;", elem_ctype(f), f->snake);
-        else
-            fprintf(o, "    %s %s;", elem_ctype(f), f->snake);
-        field_comment(o, f);
-    }
-    fprintf(o, "} %s_t;\n\n", s->ctype);
-    s->emitted = (s->emitted & ~4) | 1;
-}
-
-static void emit_protos(FILE *o, mdef_t *m)
-{
-    const char *p = m->prefix;
-    for (int i = -1; i < m->ns; i++) {
-        sdef_t *s = i < 0 ? m->top : m->st[i];
-        if (!s->dead)
-            fprintf(o, "void %s_init(%s_t *m);\n", s->ctype, s->ctype);
-    }
-    fprintf(o, "int %s_decode(%s_t *m, int16_t version, const uint8_t *buf,\n"
-               "    size_t len, arena_t *arena);\n", p, p);
-    fprintf(o, "void %s_encode(const %s_t *m, int16_t version, buf_t *out);\n\n",
-            p, p);
-}
-
-static void emit_msg_h(FILE *o, mdef_t *m)
-{
-    fprintf(o, "/* %s: versions %d-%d", m->name, m->ver.min, m->ver.max);
-    if (m->flex_min >= 0)
-        fprintf(o, ", flexible from %d */\n", m->flex_min);
-    else
-        fprintf(o, ", never flexible */\n");
-    emit_typedef(o, m->top);
-    emit_protos(o, m);
-}
-
-static void emit_header(FILE *o)
-{
-    fprintf(o, "/* Generated by protocol/gen/protogen from protocol/NAME.def: do not edit.\n"
-               " * Include proto/proto.h rather than this file. */\n"
-               "#ifndef STRAND_PROTO_GEN_H\n#define STRAND_PROTO_GEN_H\n\n"
-               "#include \"proto/proto_types.h\"\n\n");
-    int maxkey = -1;
-    for (int i = 0; i < napis; i++) {
-        fprintf(o, "#define PROTO_API_%s %d\n", upper(apis[i]->snake), apis[i]->key);
-        if (apis[i]->key > maxkey)
-            maxkey = apis[i]->key;
-    }
-    fprintf(o, "#define PROTO_API_MAX_KEY %d\n\n", maxkey);
-    for (int i = 0; i < nmsgs; i++)
-        emit_msg_h(o, msgs[i]);
-    fprintf(o, "#endif\n");
-}
-
-static void emit_def(FILE *o, const fdef_t *f)
-{
-    const char *d = f->def;
-    if (!d)
-        return;
-    if (!strcmp(d, "null"))
-        fprintf(o, ", .def_null = 1");
-    else if (f->type == T_BOOL)
-        fprintf(o, ", .def_i = %d", !strcmp(d, "true"));
-    else if (f->type == T_FLOAT64)
-        fprintf(o, ", .def_f = %s", d);
-    else if (f->type == T_STRING)
-        fprintf(o, ", .def_s = \"%s\"", d);
-    else {
-        long v;
-        parse_int(d, LONG_MIN, LONG_MAX, &v);
-        if (v == LONG_MIN)
-            fprintf(o, ", .def_i = INT64_MIN");
-        else
-            fprintf(o, ", .def_i = INT64_C(%ld)", v);
-    }
-}
-
-static void emit_field(FILE *o, const sdef_t *s, const fdef_t *f)
-{
-    fprintf(o, "    { .name = \"%s\", .off = offsetof(%s_t, %s), .type = %s",
-            f->name, s->ctype, f->snake, prims[f->type].enumname);
-    if (f->array)
-        fprintf(o, ", .array = 1, .elem_size = sizeof(%s)", elem_ctype(f));
-    if (f->type == T_STRUCT)
-        fprintf(o, ", .sub = &ps_%s", f->sub->ctype);
-    if (f->noflex)
-        fprintf(o, ", .noflex = 1");
-    fprintf(o, ",\n      .vmin = %d, .vmax = %d, .nmin = %d, .nmax = %d,"
-               " .tmin = %d, .tmax = %d, .tag = %ld",
-            f->ver.min, f->ver.max, f->nul.min, f->nul.max, f->tagv.min,
-            f->tagv.max, f->tag);
-    emit_def(o, f);
-    fprintf(o, " },\n");
-}
-
-/* Regular fields in wire order, then tagged ones by ascending tag. */
-static void emit_tables(FILE *o, sdef_t *s)
-{
-    if (s->emitted & 2)
-        return;
-    for (int i = 0; i < s->n; i++)
-        if (s->f[i].type == T_STRUCT)
-            emit_tables(o, s->f[i].sub);
-    if (s->n) {
-        fprintf(o, "static const proto_field_t pf_%s[] = {\n", s->ctype);
-        for (int i = 0; i < s->n; i++)
-            if (s->f[i].tag < 0)
-                emit_field(o, s, &s->f[i]);
-        for (long last = -1;;) {
-            const fdef_t *next = NULL;
-            for (int i = 0; i < s->n; i++)
-                if (s->f[i].tag > last && (!next || s->f[i].tag < next->tag))
-                    next = &s->f[i];
-            if (!next)
-                break;
-            emit_field(o, s, next);
-            last = next->tag;
+    for (int i = 0; i < mod->nmsgs; i++) {
+        const mdef_t *m = mod->msgs[i];
+        if (m->kind == K_CONTROL)
+            check_control(m);
+        for (int j = 0; j < i; j++) {
+            const mdef_t *o = mod->msgs[j];
+            if (!strcmp(m->name, o->name))
+                fail("message %s defined twice", m->name);
+            if (m->kind && kinds[m->kind].keyed && o->kind == m->kind && o->key == m->key)
+                fail("records %s and %s: kind %s, type %d twice", o->name, m->name,
+                     kinds[m->kind].dsl, m->key);
         }
-        fprintf(o, "};\n");
     }
-    fprintf(o, "static const proto_struct_t ps_%s = { \"%s\", sizeof(%s_t), %d, %s%s };\n\n",
-            s->ctype, s->name, s->ctype, s->n, s->n ? "pf_" : "NULL", s->n ? s->ctype : "");
-    s->emitted |= 2;
 }
 
-static void emit_msg_c(FILE *o, mdef_t *m)
-{
-    const char *p = m->prefix;
-    emit_tables(o, m->top);
-    /* headers are reachable by name, messages through proto_msg_lookup() */
-    fprintf(o, "%sconst proto_msg_t proto_msg_%s = { \"%s\", &ps_%s, %d, %d, %d, %d };\n\n",
-            m->key < 0 ? "" : "static ", p + 6, m->name, p, m->key, m->ver.min,
-            m->ver.max, m->flex_min);
-    for (int i = -1; i < m->ns; i++) {
-        sdef_t *s = i < 0 ? m->top : m->st[i];
-        if (!s->dead)
-            fprintf(o, "void %s_init(%s_t *m)\n{\n    proto_struct_init(&ps_%s, m);\n}\n\n",
-                    s->ctype, s->ctype, s->ctype);
-    }
-    fprintf(o, "int %s_decode(%s_t *m, int16_t version, const uint8_t *buf,\n"
-               "    size_t len, arena_t *arena)\n{\n"
-               "    return proto_msg_decode(&proto_msg_%s, m, version, buf, len, arena, NULL);\n}\n\n",
-            p, p, p + 6);
-    fprintf(o, "void %s_encode(const %s_t *m, int16_t version, buf_t *out)\n{\n"
-               "    proto_msg_encode(&proto_msg_%s, m, version, out);\n}\n\n", p, p, p + 6);
-}
-
-static void emit_lookups(FILE *o)
-{
-    fprintf(o, "static const proto_api_info_t api_info[] = {\n");
-    for (int i = 0; i < napis; i++)
-        fprintf(o, "    { %d, \"%s\", %d, %d, %d },\n", apis[i]->key, apis[i]->name,
-                apis[i]->ver.min, apis[i]->ver.max, apis[i]->flex_min);
-    fprintf(o, "};\n\nconst proto_api_info_t *proto_api_info(int16_t api_key)\n{\n"
-               "    switch (api_key) {\n");
-    for (int i = 0; i < napis; i++)
-        fprintf(o, "    case %d: return &api_info[%d];\n", apis[i]->key, i);
-    fprintf(o, "    default: return NULL;\n    }\n}\n\n"
-               "const proto_msg_t *proto_msg_lookup(int16_t api_key, int resp)\n{\n"
-               "    switch (api_key) {\n");
-    for (int i = 0; i < napis; i++) {
-        adef_t *a = apis[i];
-        if (!a->req || !a->resp)
-            fail("api %s needs both a request and a response", a->name);
-        fprintf(o, "    case %d: return resp ? &proto_msg_%s : &proto_msg_%s;\n", a->key,
-                a->resp->prefix + 6, a->req->prefix + 6);
-    }
-    fprintf(o, "    default: return NULL;\n    }\n}\n\n"
-               "const proto_msg_t *const proto_msg_all[] = {\n");
-    for (int i = 0; i < nmsgs; i++)
-        fprintf(o, "    &proto_msg_%s,\n", msgs[i]->prefix + 6);
-    fprintf(o, "    NULL\n};\n");
-}
-
-static void emit_source(FILE *o)
-{
-    fprintf(o, "/* Generated by protocol/gen/protogen from protocol/NAME.def: do not edit. */\n"
-               "#include <stddef.h>\n\n#include \"proto/proto.h\"\n"
-               "#include \"proto/proto_desc.h\"\n\n");
-    for (int i = 0; i < nmsgs; i++)
-        emit_msg_c(o, msgs[i]);
-    emit_lookups(o);
-}
-
-static void write_file(const char *path, void (*emit)(FILE *))
+static void write_file(const char *path, const model_t *mod,
+                       void (*emit)(FILE *, const model_t *))
 {
     char *tmp = gprintf("%s.tmp", path);
     FILE *o = cur_fp = fopen(tmp, "w");
     if (!o)
         fail("cannot write %s: %s", tmp, strerror(errno));
-    emit(o);
+    emit(o, mod);
     cur_fp = NULL;
     if (ferror(o) | fclose(o))
         fail("write error on %s", tmp);
@@ -915,7 +706,9 @@ static void write_file(const char *path, void (*emit)(FILE *))
 int main(int argc, char **argv)
 {
     const char *dir = ".", *out = NULL;
+    model_t mod;
     int i = 1;
+    memset(&mod, 0, sizeof(mod));
     for (; i < argc && argv[i][0] == '-'; i += 2) {
         if (i + 1 >= argc)
             fail("option %s needs a value", argv[i]);
@@ -929,13 +722,14 @@ int main(int argc, char **argv)
     if (!out || i == argc)
         fail("usage: protogen -I srcdir -o outbase file.def...");
     for (; i < argc; i++)
-        parse_file(dir, argv[i]);
-    for (int k = 0; k < nmsgs; k++)
-        resolve_msg(msgs[k]);
+        parse_file(&mod, dir, argv[i]);
+    for (int k = 0; k < mod.nmsgs; k++)
+        resolve_msg(mod.msgs[k]);
     cur_file = NULL;
     cur_line = 0;
-    write_file(gprintf("%s.h", out), emit_header);
-    write_file(gprintf("%s.c", out), emit_source);
+    check_unique(&mod);
+    write_file(gprintf("%s.h", out), &mod, emit_header);
+    write_file(gprintf("%s.c", out), &mod, emit_source);
     free_all();
     return 0;
 }

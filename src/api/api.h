@@ -28,7 +28,7 @@ typedef struct api_entry_s {
     int16_t key;
     int16_t min_ver;     /* lowest version we accept */
     int16_t max_ver;
-    int16_t adv_min_ver; /* lowest advertised (Produce advertises 0, see API-TABLE) */
+    int16_t adv_min_ver; /* lowest advertised (Produce advertises 0, as Kafka) */
     api_handler_t *handler;
 } api_entry_t;
 

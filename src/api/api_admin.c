@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Version ranges: what Kafka 4.x accepts (API-TABLE.md). */
+/* Version ranges: what Kafka 4.x accepts. */
 const api_entry_t api_admin_entries[API_ADMIN_NENTRIES] = {
     {19, 2, 7, 2, api_create_topics},
     {20, 1, 6, 1, api_delete_topics},
@@ -39,4 +39,49 @@ cfg_resolved_t *api_admin_keep(api_req_t *req, const cfg_resolved_t *r)
     if (r->value == r->scaled)
         k->value = k->scaled;
     return k;
+}
+
+/* ---- waiting for the controller ---- */
+
+void api_admin_wait_init(api_admin_wait_t *w, api_req_t *req, void (*answer)(api_admin_wait_t *w))
+{
+    memset(w, 0, sizeof(*w));
+    w->req = req;
+    w->answer = answer;
+    w->submitting = 1;
+}
+
+void api_admin_submit(api_admin_wait_t *w, ctl_op_t *op)
+{
+    w->pending++;
+    op->now_ms = w->req->now_ms;
+    ctl_submit(w->req->b->ctl, op);
+}
+
+/* The answer ends the request: nothing of w is touched after it. */
+static void api_admin_answer(api_admin_wait_t *w)
+{
+    net_conn_t *conn = w->req->conn;
+    int held = w->held;
+    if (!conn->closing)
+        w->answer(w);
+    if (held)
+        net_conn_release(conn);
+}
+
+void api_admin_wait_done(api_admin_wait_t *w)
+{
+    if (--w->pending == 0 && !w->submitting)
+        api_admin_answer(w);
+}
+
+void api_admin_wait_end(api_admin_wait_t *w)
+{
+    w->submitting = 0;
+    if (w->pending == 0) {
+        api_admin_answer(w);
+        return;
+    }
+    w->held = 1;
+    net_conn_hold(w->req->conn);
 }

@@ -2,14 +2,16 @@
  * CreatePartitions), configs (DescribeConfigs, AlterConfigs,
  * IncrementalAlterConfigs) and log maintenance (DeleteRecords,
  * DescribeLogDirs), at every version Kafka 4.x accepts. The handlers
- * validate as Kafka's controller does and change state through the
- * partition registry (partition/part.h), which persists every change in
- * the metadata log. */
+ * check the request's shape, hand metadata changes to the controller
+ * (cluster/ctl.h), which checks them as Kafka's controller does and
+ * commits them to the metadata log, and answer once every change of the
+ * request is committed or refused, as a delayed operation. */
 #ifndef STRAND_API_ADMIN_H
 #define STRAND_API_ADMIN_H
 
 #include "api/api.h"
 #include "cluster/cfg_def.h"
+#include "cluster/ctl.h"
 
 #define API_ADMIN_NENTRIES 8
 /* The family's dispatch table (for api_families[] in api.c). */
@@ -24,14 +26,6 @@ void api_incremental_alter_configs(api_req_t *req);
 void api_delete_records(api_req_t *req);
 void api_describe_log_dirs(api_req_t *req);
 
-/* Error codes of the family beyond kerr.h. */
-enum {
-    API_ADMIN_ERR_INVALID_REPLICA_ASSIGNMENT = 39,
-    API_ADMIN_ERR_INVALID_CONFIG = 40,
-    API_ADMIN_ERR_POLICY_VIOLATION = 44,
-    API_ADMIN_ERR_TOPIC_DELETION_DISABLED = 73,
-};
-
 /* ConfigResource types. */
 enum {
     API_RES_TOPIC = 2,
@@ -40,6 +34,25 @@ enum {
 };
 
 /* Shared by the admin files. */
+
+/* A request that waits for its metadata changes before it is answered:
+ * its connection is held meanwhile (muted, as for any request out). */
+typedef struct api_admin_wait_s api_admin_wait_t;
+struct api_admin_wait_s {
+    api_req_t *req;
+    int pending;    /* changes submitted and not done */
+    int submitting; /* still adding changes */
+    int held;
+    void (*answer)(api_admin_wait_t *w); /* encodes and replies */
+};
+void api_admin_wait_init(api_admin_wait_t *w, api_req_t *req,
+                         void (*answer)(api_admin_wait_t *w));
+/* Submits op on w's behalf; op->done must end with api_admin_wait_done. */
+void api_admin_submit(api_admin_wait_t *w, ctl_op_t *op);
+void api_admin_wait_done(api_admin_wait_t *w);
+/* After the last submit: answers now if nothing is out, else when the
+ * last change is done. */
+void api_admin_wait_end(api_admin_wait_t *w);
 
 /* An error message copied into the request arena (NULL = null). */
 proto_str_t api_admin_msg(api_req_t *req, const char *msg);

@@ -77,7 +77,7 @@ static void api_dc_topic(api_req_t *req, const api_dc_req_t *rr, const api_dc_op
     int n;
     const cfg_topic_key_t *keys = cfg_topic_keys(&n);
 
-    if (part_topic_name_error(rr->resource_name.p, len, err, sizeof(err))) {
+    if (ctl_topic_name_check(rr->resource_name.p, len, err, sizeof(err))) {
         api_dc_fail(req, res, KERR_INVALID_TOPIC_EXCEPTION, err);
         return;
     }
@@ -193,7 +193,7 @@ void api_describe_configs(api_req_t *req)
 typedef struct api_alter_s {
     int8_t type;
     proto_str_t name;
-    part_kv_t *kv;
+    ctl_kv_t *kv;
     int nkv;
     int replace; /* AlterConfigs: kv is the whole new set */
 } api_alter_t;
@@ -207,11 +207,42 @@ static int api_alter_dup_keys(const api_alter_t *a)
     return 0;
 }
 
-/* Applies one resource's changes (or checks them). Returns the error
- * code, with the message in err. */
-static int16_t api_alter_one(api_req_t *req, const api_alter_t *a, bool validate_only, char *err,
-                             size_t errlen)
+/* A request whose topic resources wait for their changes. */
+typedef struct api_ac_s {
+    api_admin_wait_t w; /* first */
+    void *resp;
+    void (*reply)(api_req_t *req, void *resp);
+} api_ac_t;
+
+/* One resource's change, handed to the controller; the answer's fields
+ * it fills. */
+typedef struct api_ac_ent_s {
+    ctl_op_t op; /* first */
+    api_ac_t *ac;
+    int16_t *error_code;
+    proto_str_t *error_message;
+} api_ac_ent_t;
+
+static void api_ac_done(ctl_op_t *op)
 {
+    api_ac_ent_t *e = (api_ac_ent_t *)op;
+    *e->error_code = op->err;
+    *e->error_message = op->err ? api_admin_msg(e->ac->w.req, op->msg) : PROTO_STR_NULL;
+    api_admin_wait_done(&e->ac->w);
+}
+
+static void api_ac_answer(api_admin_wait_t *w)
+{
+    api_ac_t *ac = (api_ac_t *)w;
+    ac->reply(w->req, ac->resp);
+}
+
+/* Checks one resource's changes; a topic's go to the controller, which
+ * fills *code and *msg when done. Returns an error to answer at once. */
+static int16_t api_alter_one(api_ac_t *ac, const api_alter_t *a, bool validate_only, char *err,
+                             size_t errlen, int16_t *code, proto_str_t *msg)
+{
+    api_req_t *req = ac->w.req;
     size_t len = a->name.len > 0 ? (size_t)a->name.len : 0;
     int16_t e;
 
@@ -225,7 +256,7 @@ static int16_t api_alter_one(api_req_t *req, const api_alter_t *a, bool validate
         snprintf(err, errlen, "Unsupported resource type");
         return KERR_INVALID_REQUEST;
     }
-    if ((e = part_topic_name_error(a->name.p, len, err, errlen)))
+    if ((e = ctl_topic_name_check(a->name.p, len, err, errlen)))
         return e;
     topic_t *topic = part_topic_get(req->b->reg, a->name.p, len);
     if (!topic) {
@@ -236,27 +267,50 @@ static int16_t api_alter_one(api_req_t *req, const api_alter_t *a, bool validate
         snprintf(err, errlen, "Error due to duplicate config keys");
         return KERR_INVALID_REQUEST;
     }
-    return part_topic_alter_configs(req->b->reg, topic, a->kv, a->nkv, a->replace, validate_only,
-                                    req->now_ms, err, errlen);
+    api_ac_ent_t *ent = arena_calloc(req->arena, 1, sizeof(*ent));
+    ent->ac = ac;
+    ent->error_code = code;
+    ent->error_message = msg;
+    ent->op.kind = CTL_ALTER_CONFIGS;
+    memcpy(ent->op.topic_id, topic->id, 16);
+    ent->op.kv = a->kv;
+    ent->op.nkv = a->nkv;
+    ent->op.replace = a->replace;
+    ent->op.validate_only = validate_only;
+    ent->op.nassign = -1;
+    ent->op.done = api_ac_done;
+    api_admin_submit(&ac->w, &ent->op);
+    return KERR_NONE;
 }
 
 typedef proto_alter_configs_resp_alter_configs_resource_response_t api_ac_res_t;
 
-static void api_alter_answer(api_req_t *req, const api_alter_t *a, bool validate_only,
+static void api_alter_answer(api_ac_t *ac, const api_alter_t *a, bool validate_only,
                              api_ac_res_t *res)
 {
     char err[API_ERRLEN];
     proto_alter_configs_resp_alter_configs_resource_response_init(res);
     res->resource_type = a->type;
     res->resource_name = a->name;
-    res->error_code = api_alter_one(req, a, validate_only, err, sizeof(err));
-    res->error_message = res->error_code ? api_admin_msg(req, err) : PROTO_STR_NULL;
+    res->error_message = PROTO_STR_NULL;
+    int16_t e = api_alter_one(ac, a, validate_only, err, sizeof(err), &res->error_code,
+                              &res->error_message);
+    if (e) {
+        res->error_code = e;
+        res->error_message = api_admin_msg(ac->w.req, err);
+    }
+}
+
+static void api_alter_reply(api_req_t *req, void *resp)
+{
+    API_REPLY(req, alter_configs, (proto_alter_configs_resp_t *)resp);
 }
 
 void api_alter_configs(api_req_t *req)
 {
     proto_alter_configs_req_t r;
-    proto_alter_configs_resp_t resp;
+    proto_alter_configs_resp_t *resp = arena_calloc(req->arena, 1, sizeof(*resp));
+    api_ac_t *ac = arena_calloc(req->arena, 1, sizeof(*ac));
 
     proto_alter_configs_req_init(&r);
     if (proto_alter_configs_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -264,11 +318,14 @@ void api_alter_configs(api_req_t *req)
         api_close(req, "malformed AlterConfigs request");
         return;
     }
-    proto_alter_configs_resp_init(&resp);
-    resp.responses.n = r.resources.n > 0 ? r.resources.n : 0;
-    resp.responses.v =
-        arena_calloc(req->arena, (size_t)resp.responses.n + 1, sizeof(*resp.responses.v));
-    for (int32_t i = 0; i < resp.responses.n; i++) {
+    api_admin_wait_init(&ac->w, req, api_ac_answer);
+    ac->resp = resp;
+    ac->reply = api_alter_reply;
+    proto_alter_configs_resp_init(resp);
+    resp->responses.n = r.resources.n > 0 ? r.resources.n : 0;
+    resp->responses.v =
+        arena_calloc(req->arena, (size_t)resp->responses.n + 1, sizeof(*resp->responses.v));
+    for (int32_t i = 0; i < resp->responses.n; i++) {
         const proto_alter_configs_req_alter_configs_resource_t *rr = &r.resources.v[i];
         api_alter_t a = {rr->resource_type, rr->resource_name, NULL, 0, 1};
         int32_t n = rr->configs.n > 0 ? rr->configs.n : 0;
@@ -278,9 +335,9 @@ void api_alter_configs(api_req_t *req)
             a.kv[a.nkv].key = key ? key : "";
             a.kv[a.nkv++].value = api_cstr(req, rr->configs.v[j].value);
         }
-        api_alter_answer(req, &a, r.validate_only, &resp.responses.v[i]);
+        api_alter_answer(ac, &a, r.validate_only, &resp->responses.v[i]);
     }
-    API_REPLY(req, alter_configs, &resp);
+    api_admin_wait_end(&ac->w);
 }
 
 /* Java's list form of a value: trimmed elements split on commas. */
@@ -353,17 +410,17 @@ static int16_t api_iac_ops(api_req_t *req,
         }
         if (topic && op != 1 && !k) {
             snprintf(err, errlen, "Unknown topic config name: %s", key);
-            return API_ADMIN_ERR_INVALID_CONFIG;
+            return KERR_INVALID_CONFIG;
         }
         if (topic && op == 0 && !val) {
             snprintf(err, errlen, "Null value not supported for topic configs: %s", key);
-            return API_ADMIN_ERR_INVALID_CONFIG;
+            return KERR_INVALID_CONFIG;
         }
         if (topic && op >= 2 && k->type != CFG_T_LIST) {
             snprintf(err, errlen, op == 2 ? "Can't APPEND to key %s because its type is not LIST."
                                           : "Can't SUBTRACT from key %s because its type is not "
                                             "LIST.", key);
-            return API_ADMIN_ERR_INVALID_CONFIG;
+            return KERR_INVALID_CONFIG;
         }
         a->kv[a->nkv].key = key;
         a->kv[a->nkv++].value = op == 1 ? NULL : op == 0 || !topic ? val
@@ -373,10 +430,16 @@ static int16_t api_iac_ops(api_req_t *req,
     return 0;
 }
 
+static void api_iac_reply(api_req_t *req, void *resp)
+{
+    API_REPLY(req, incremental_alter_configs, (proto_incremental_alter_configs_resp_t *)resp);
+}
+
 void api_incremental_alter_configs(api_req_t *req)
 {
     proto_incremental_alter_configs_req_t r;
-    proto_incremental_alter_configs_resp_t resp;
+    proto_incremental_alter_configs_resp_t *resp = arena_calloc(req->arena, 1, sizeof(*resp));
+    api_ac_t *ac = arena_calloc(req->arena, 1, sizeof(*ac));
     char err[API_ERRLEN];
 
     proto_incremental_alter_configs_req_init(&r);
@@ -385,24 +448,32 @@ void api_incremental_alter_configs(api_req_t *req)
         api_close(req, "malformed IncrementalAlterConfigs request");
         return;
     }
-    proto_incremental_alter_configs_resp_init(&resp);
-    resp.responses.n = r.resources.n > 0 ? r.resources.n : 0;
-    resp.responses.v =
-        arena_calloc(req->arena, (size_t)resp.responses.n + 1, sizeof(*resp.responses.v));
-    for (int32_t i = 0; i < resp.responses.n; i++) {
+    api_admin_wait_init(&ac->w, req, api_ac_answer);
+    ac->resp = resp;
+    ac->reply = api_iac_reply;
+    proto_incremental_alter_configs_resp_init(resp);
+    resp->responses.n = r.resources.n > 0 ? r.resources.n : 0;
+    resp->responses.v =
+        arena_calloc(req->arena, (size_t)resp->responses.n + 1, sizeof(*resp->responses.v));
+    for (int32_t i = 0; i < resp->responses.n; i++) {
         const proto_incremental_alter_configs_req_alter_configs_resource_t *rr = &r.resources.v[i];
         proto_incremental_alter_configs_resp_alter_configs_resource_response_t *res =
-            &resp.responses.v[i];
+            &resp->responses.v[i];
         api_alter_t a = {rr->resource_type, rr->resource_name, NULL, 0, 0};
         a.kv = arena_calloc(req->arena, (size_t)(rr->configs.n > 0 ? rr->configs.n : 0) + 1,
                             sizeof(*a.kv));
         proto_incremental_alter_configs_resp_alter_configs_resource_response_init(res);
         res->resource_type = rr->resource_type;
         res->resource_name = rr->resource_name;
-        res->error_code = api_iac_ops(req, rr, &a, err, sizeof(err));
-        if (!res->error_code)
-            res->error_code = api_alter_one(req, &a, r.validate_only, err, sizeof(err));
-        res->error_message = res->error_code ? api_admin_msg(req, err) : PROTO_STR_NULL;
+        res->error_message = PROTO_STR_NULL;
+        int16_t e = api_iac_ops(req, rr, &a, err, sizeof(err));
+        if (!e)
+            e = api_alter_one(ac, &a, r.validate_only, err, sizeof(err), &res->error_code,
+                              &res->error_message);
+        if (e) {
+            res->error_code = e;
+            res->error_message = api_admin_msg(req, err);
+        }
     }
-    API_REPLY(req, incremental_alter_configs, &resp);
+    api_admin_wait_end(&ac->w);
 }

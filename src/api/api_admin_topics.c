@@ -84,7 +84,7 @@ static int32_t api_ct_assignment(api_req_t *req, const api_ct_req_t *t, int16_t 
                          "once.", node);
     }
     if (*msg) {
-        res->error_code = API_ADMIN_ERR_INVALID_REPLICA_ASSIGNMENT;
+        res->error_code = KERR_INVALID_REPLICA_ASSIGNMENT;
         res->error_message = api_admin_msg(req, msg);
         return -1;
     }
@@ -120,38 +120,12 @@ static int api_ct_sizes(api_req_t *req, const api_ct_req_t *t, int32_t *nparts, 
     return 1;
 }
 
-/* Kafka's checks after the name and config ones: replication factor,
- * then partition count. */
-static int api_ct_counts(api_req_t *req, int32_t nparts, int16_t rf, api_ct_res_t *res)
-{
-    char msg[API_ERRLEN];
-    if (rf == 0 || rf < -1) {
-        api_ct_fail(req, res, KERR_INVALID_REPLICATION_FACTOR,
-                    "Replication factor must be larger than 0, or -1 to use the default value.");
-        return 0;
-    }
-    if (rf > 1) {
-        snprintf(msg, sizeof(msg),
-                 "Unable to replicate the partition %d time(s): The target replication factor "
-                 "of %d cannot be reached because only 1 broker(s) are registered or some "
-                 "brokers have all their log directories cordoned.", rf, rf);
-        api_ct_fail(req, res, KERR_INVALID_REPLICATION_FACTOR, msg);
-        return 0;
-    }
-    if (nparts < 1) {
-        api_ct_fail(req, res, KERR_INVALID_PARTITIONS,
-                    "Number of partitions was set to an invalid non-positive value.");
-        return 0;
-    }
-    return 1;
-}
-
 /* The request's configs as key/values, and as the dynamic set they make
  * (for the answer of a validate-only request). */
-static part_kv_t *api_ct_kv(api_req_t *req, const api_ct_req_t *t, mi_config_t *dyn)
+static ctl_kv_t *api_ct_kv(api_req_t *req, const api_ct_req_t *t, mi_config_t *dyn)
 {
     int32_t n = t->configs.n > 0 ? t->configs.n : 0;
-    part_kv_t *kv = arena_calloc(req->arena, (size_t)n + 1, sizeof(*kv));
+    ctl_kv_t *kv = arena_calloc(req->arena, (size_t)n + 1, sizeof(*kv));
     memset(dyn, 0, sizeof(*dyn));
     dyn->v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*dyn->v));
     for (int32_t i = 0; i < n; i++) {
@@ -167,49 +141,69 @@ static part_kv_t *api_ct_kv(api_req_t *req, const api_ct_req_t *t, mi_config_t *
     return kv;
 }
 
-static void api_ct_one(api_req_t *req, const api_ct_req_t *t, bool validate_only, api_ct_res_t *res)
-{
-    part_reg_t *reg = req->b->reg;
-    int16_t ver = req->hdr.api_version, rf, e;
-    int32_t nparts;
-    char err[API_ERRLEN];
+typedef struct api_ct_s {
+    api_admin_wait_t w; /* first */
+    proto_create_topics_resp_t resp;
+} api_ct_t;
+
+/* One topic's creation, handed to the controller. */
+typedef struct api_ct_ent_s {
+    ctl_op_t op; /* first */
+    api_ct_t *ct;
+    api_ct_res_t *res;
     mi_config_t dyn;
-    part_kv_t *kv = api_ct_kv(req, t, &dyn);
-    int nkv = t->configs.n > 0 ? t->configs.n : 0;
-    size_t len = t->name.len > 0 ? (size_t)t->name.len : 0;
-    topic_t *topic;
+} api_ct_ent_t;
+
+static void api_ct_done(ctl_op_t *op)
+{
+    api_ct_ent_t *e = (api_ct_ent_t *)op;
+    api_req_t *req = e->ct->w.req;
+
+    if (op->err) {
+        api_ct_fail(req, e->res, op->err, op->msg);
+    } else {
+        memcpy(e->res->topic_id.b, op->created_id, 16);
+        e->res->num_partitions = op->nparts;
+        e->res->replication_factor = op->rf;
+        if (req->hdr.api_version >= 5)
+            api_ct_configs(req, e->res, &e->dyn);
+    }
+    api_admin_wait_done(&e->ct->w);
+}
+
+static void api_ct_one(api_ct_t *ct, const api_ct_req_t *t, bool validate_only, api_ct_res_t *res)
+{
+    api_req_t *req = ct->w.req;
+    api_ct_ent_t *e = arena_calloc(req->arena, 1, sizeof(*e));
+    int16_t rf;
+    int32_t nparts;
 
     if (!api_ct_sizes(req, t, &nparts, &rf, res))
         return;
-    e = part_topic_check_new(reg, t->name.p, len, nparts < 1 ? 1 : nparts, kv, nkv, err,
-                             sizeof(err));
-    if (e) {
-        api_ct_fail(req, res, e, err);
-        return;
-    }
-    if (!api_ct_counts(req, nparts, rf, res))
-        return;
-    if (validate_only) {
-        uuid_generate(res->topic_id.b);
-    } else {
-        e = part_topic_create_kv(reg, t->name.p, len, nparts, kv, nkv, req->now_ms, &topic, err,
-                                 sizeof(err));
-        if (e) {
-            api_ct_fail(req, res, e, err);
-            return;
-        }
-        memcpy(res->topic_id.b, topic->id, 16);
-    }
-    res->num_partitions = nparts;
-    res->replication_factor = rf;
-    if (ver >= 5)
-        api_ct_configs(req, res, &dyn);
+    e->ct = ct;
+    e->res = res;
+    e->op.kind = CTL_CREATE_TOPIC;
+    e->op.name = t->name.p;
+    e->op.name_len = t->name.len > 0 ? (size_t)t->name.len : 0;
+    e->op.nparts = nparts;
+    e->op.rf = rf;
+    e->op.nassign = -1;
+    e->op.kv = api_ct_kv(req, t, &e->dyn);
+    e->op.nkv = t->configs.n > 0 ? t->configs.n : 0;
+    e->op.validate_only = validate_only;
+    e->op.done = api_ct_done;
+    api_admin_submit(&ct->w, &e->op);
+}
+
+static void api_ct_answer(api_admin_wait_t *w)
+{
+    API_REPLY(w->req, create_topics, &((api_ct_t *)w)->resp);
 }
 
 void api_create_topics(api_req_t *req)
 {
     proto_create_topics_req_t r;
-    proto_create_topics_resp_t resp;
+    api_ct_t *ct = arena_calloc(req->arena, 1, sizeof(*ct));
 
     proto_create_topics_req_init(&r);
     if (proto_create_topics_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -217,13 +211,14 @@ void api_create_topics(api_req_t *req)
         api_close(req, "malformed CreateTopics request");
         return;
     }
+    api_admin_wait_init(&ct->w, req, api_ct_answer);
     int32_t n = r.topics.n > 0 ? r.topics.n : 0;
     proto_str_t *names = arena_calloc(req->arena, (size_t)n + 1, sizeof(*names));
-    proto_create_topics_resp_init(&resp);
-    resp.topics.n = n;
-    resp.topics.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.topics.v));
+    proto_create_topics_resp_init(&ct->resp);
+    ct->resp.topics.n = n;
+    ct->resp.topics.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*ct->resp.topics.v));
     for (int32_t i = 0; i < n; i++) {
-        api_ct_res_t *res = &resp.topics.v[i];
+        api_ct_res_t *res = &ct->resp.topics.v[i];
         names[i] = r.topics.v[i].name;
         proto_create_topics_resp_creatable_topic_result_init(res);
         res->name = r.topics.v[i].name;
@@ -232,9 +227,9 @@ void api_create_topics(api_req_t *req)
         if (api_admin_dup(names, i)) /* Kafka answers every copy so */
             api_ct_fail(req, res, KERR_INVALID_REQUEST, "Duplicate topic name.");
         else
-            api_ct_one(req, &r.topics.v[i], r.validate_only, res);
+            api_ct_one(ct, &r.topics.v[i], r.validate_only, res);
     }
-    API_REPLY(req, create_topics, &resp);
+    api_admin_wait_end(&ct->w);
 }
 
 /* ---- DeleteTopics ---- */
@@ -248,11 +243,33 @@ static void api_dt_fail(api_req_t *req, api_dt_res_t *res, int16_t err, const ch
         res->error_message = api_admin_msg(req, msg);
 }
 
-static void api_dt_one(api_req_t *req, proto_str_t name, const uint8_t id[16], api_dt_res_t *res)
+typedef struct api_dt_s {
+    api_admin_wait_t w; /* first */
+    proto_delete_topics_resp_t resp;
+} api_dt_t;
+
+typedef struct api_dt_ent_s {
+    ctl_op_t op; /* first */
+    api_dt_t *dt;
+    api_dt_res_t *res;
+} api_dt_ent_t;
+
+static void api_dt_done(ctl_op_t *op)
 {
+    api_dt_ent_t *e = (api_dt_ent_t *)op;
+    api_req_t *req = e->dt->w.req;
+    if (op->err)
+        api_dt_fail(req, e->res, op->err, op->msg);
+    else /* Kafka drops a deleted topic's committed offsets (res->name is a copy). */
+        api_group_topic_deleted(req->b, e->res->name.p, (size_t)e->res->name.len);
+    api_admin_wait_done(&e->dt->w);
+}
+
+static void api_dt_one(api_dt_t *dt, proto_str_t name, const uint8_t id[16], api_dt_res_t *res)
+{
+    api_req_t *req = dt->w.req;
     part_reg_t *reg = req->b->reg;
     topic_t *topic;
-    int16_t e;
 
     if (name.len >= 0) {
         topic = part_topic_get(reg, name.p, (size_t)name.len);
@@ -270,23 +287,30 @@ static void api_dt_one(api_req_t *req, proto_str_t name, const uint8_t id[16], a
         }
     }
     if (!req->b->cfg.delete_topic_enable) {
-        api_dt_fail(req, res, API_ADMIN_ERR_TOPIC_DELETION_DISABLED,
-                    "Topic deletion is disabled.");
+        api_dt_fail(req, res, KERR_TOPIC_DELETION_DISABLED, "Topic deletion is disabled.");
         return;
     }
     res->name = api_admin_msg(req, topic->name);
     memcpy(res->topic_id.b, topic->id, 16);
-    if ((e = part_topic_delete(reg, topic, req->now_ms)))
-        api_dt_fail(req, res, e,
-                    part_meta_offline(reg) ? PART_META_OFFLINE_MSG : "Cannot write the metadata log");
-    else /* Kafka drops a deleted topic's committed offsets (res->name is a copy). */
-        api_group_topic_deleted(req->b, res->name.p, (size_t)res->name.len);
+    api_dt_ent_t *e = arena_calloc(req->arena, 1, sizeof(*e));
+    e->dt = dt;
+    e->res = res;
+    e->op.kind = CTL_DELETE_TOPIC;
+    memcpy(e->op.topic_id, topic->id, 16);
+    e->op.nassign = -1;
+    e->op.done = api_dt_done;
+    api_admin_submit(&dt->w, &e->op);
+}
+
+static void api_dt_answer(api_admin_wait_t *w)
+{
+    API_REPLY(w->req, delete_topics, &((api_dt_t *)w)->resp);
 }
 
 void api_delete_topics(api_req_t *req)
 {
     proto_delete_topics_req_t r;
-    proto_delete_topics_resp_t resp;
+    api_dt_t *dt = arena_calloc(req->arena, 1, sizeof(*dt));
     int16_t ver = req->hdr.api_version;
 
     proto_delete_topics_req_init(&r);
@@ -294,14 +318,15 @@ void api_delete_topics(api_req_t *req)
         api_close(req, "malformed DeleteTopics request");
         return;
     }
+    api_admin_wait_init(&dt->w, req, api_dt_answer);
     int32_t n = ver >= 6 ? r.topics.n : r.topic_names.n;
     n = n > 0 ? n : 0;
     proto_str_t *keys = arena_calloc(req->arena, (size_t)n + 1, sizeof(*keys));
-    proto_delete_topics_resp_init(&resp);
-    resp.responses.n = n;
-    resp.responses.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.responses.v));
+    proto_delete_topics_resp_init(&dt->resp);
+    dt->resp.responses.n = n;
+    dt->resp.responses.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*dt->resp.responses.v));
     for (int32_t i = 0; i < n; i++) {
-        api_dt_res_t *res = &resp.responses.v[i];
+        api_dt_res_t *res = &dt->resp.responses.v[i];
         proto_str_t name = ver >= 6 ? r.topics.v[i].name : r.topic_names.v[i];
         static const uint8_t zero[16];
         const uint8_t *id = ver >= 6 ? r.topics.v[i].topic_id.b : zero;
@@ -318,68 +343,86 @@ void api_delete_topics(api_req_t *req)
             api_dt_fail(req, res, KERR_INVALID_REQUEST,
                         name.len >= 0 ? "Duplicate topic name." : "Duplicate topic id.");
         else
-            api_dt_one(req, name, id, res);
+            api_dt_one(dt, name, id, res);
     }
-    API_REPLY(req, delete_topics, &resp);
+    api_admin_wait_end(&dt->w);
 }
 
 /* ---- CreatePartitions ---- */
 
 typedef proto_create_partitions_req_create_partitions_topic_t api_cp_req_t;
 
-/* New partitions may only name this node, once each. */
-static int api_cp_assignment_ok(api_req_t *req, const api_cp_req_t *t, int32_t adding, char *msg,
-                                size_t cap)
+typedef struct api_cp_s {
+    api_admin_wait_t w; /* first */
+    proto_create_partitions_resp_t resp;
+} api_cp_t;
+
+typedef struct api_cp_ent_s {
+    ctl_op_t op; /* first */
+    api_cp_t *cp;
+    proto_create_partitions_resp_create_partitions_topic_result_t *res;
+} api_cp_ent_t;
+
+static void api_cp_done(ctl_op_t *op)
 {
-    if (t->assignments.n < 0)
-        return 1;
-    if (t->assignments.n != adding) {
-        snprintf(msg, cap,
-                 "Attempted to add %d additional partition(s), but only %d assignment(s) were "
-                 "specified.", adding, t->assignments.n);
-        return 0;
+    api_cp_ent_t *e = (api_cp_ent_t *)op;
+    if (op->err) {
+        e->res->error_code = op->err;
+        e->res->error_message = api_admin_msg(e->cp->w.req, op->msg);
     }
-    for (int32_t i = 0; i < t->assignments.n; i++) {
-        const proto_create_partitions_req_create_partitions_assignment_t *a = &t->assignments.v[i];
-        if (a->broker_ids.n != 1 || a->broker_ids.v[0] != req->b->cfg.node_id) {
-            snprintf(msg, cap, "The manual partition assignment includes a broker that is not "
-                               "registered, or a replication factor other than 1.");
-            return 0;
-        }
-    }
-    return 1;
+    api_admin_wait_done(&e->cp->w);
 }
 
-static void api_cp_one(api_req_t *req, const api_cp_req_t *t, bool validate_only,
+/* The assignment's replica lists as the controller takes them. */
+static void api_cp_assign(api_req_t *req, const api_cp_req_t *t, ctl_op_t *op)
+{
+    int32_t n = t->assignments.n;
+    op->nassign = n < 0 ? -1 : n;
+    if (n <= 0)
+        return;
+    const int32_t **v = arena_calloc(req->arena, (size_t)n, sizeof(*v));
+    int32_t *nv = arena_calloc(req->arena, (size_t)n, sizeof(*nv));
+    for (int32_t i = 0; i < n; i++) {
+        v[i] = t->assignments.v[i].broker_ids.v;
+        nv[i] = t->assignments.v[i].broker_ids.n;
+    }
+    op->assign = v;
+    op->assign_n = nv;
+}
+
+static void api_cp_one(api_cp_t *cp, const api_cp_req_t *t, bool validate_only,
                        proto_create_partitions_resp_create_partitions_topic_result_t *res)
 {
-    part_reg_t *reg = req->b->reg;
-    char msg[API_ERRLEN];
-    topic_t *topic = t->name.len >= 0 ? part_topic_get(reg, t->name.p, (size_t)t->name.len)
-                                      : NULL;
-    int16_t e;
-
+    api_req_t *req = cp->w.req;
+    topic_t *topic = t->name.len >= 0
+                         ? part_topic_get(req->b->reg, t->name.p, (size_t)t->name.len)
+                         : NULL;
     if (!topic) {
         res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
         res->error_message = api_admin_msg(req, "This server does not host this topic-partition.");
         return;
     }
-    /* Counts first (Kafka's order), so only check, then the assignment. */
-    e = part_topic_add_partitions(reg, topic, t->count, 1, req->now_ms, msg, sizeof(msg));
-    if (!e && !api_cp_assignment_ok(req, t, t->count - topic->nparts, msg, sizeof(msg)))
-        e = API_ADMIN_ERR_INVALID_REPLICA_ASSIGNMENT;
-    if (!e && !validate_only)
-        e = part_topic_add_partitions(reg, topic, t->count, 0, req->now_ms, msg, sizeof(msg));
-    if (e) {
-        res->error_code = e;
-        res->error_message = api_admin_msg(req, msg);
-    }
+    api_cp_ent_t *e = arena_calloc(req->arena, 1, sizeof(*e));
+    e->cp = cp;
+    e->res = res;
+    e->op.kind = CTL_CREATE_PARTITIONS;
+    memcpy(e->op.topic_id, topic->id, 16);
+    e->op.nparts = t->count;
+    e->op.validate_only = validate_only;
+    e->op.done = api_cp_done;
+    api_cp_assign(req, t, &e->op);
+    api_admin_submit(&cp->w, &e->op);
+}
+
+static void api_cp_answer(api_admin_wait_t *w)
+{
+    API_REPLY(w->req, create_partitions, &((api_cp_t *)w)->resp);
 }
 
 void api_create_partitions(api_req_t *req)
 {
     proto_create_partitions_req_t r;
-    proto_create_partitions_resp_t resp;
+    api_cp_t *cp = arena_calloc(req->arena, 1, sizeof(*cp));
 
     proto_create_partitions_req_init(&r);
     if (proto_create_partitions_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -387,13 +430,14 @@ void api_create_partitions(api_req_t *req)
         api_close(req, "malformed CreatePartitions request");
         return;
     }
+    api_admin_wait_init(&cp->w, req, api_cp_answer);
     int32_t n = r.topics.n > 0 ? r.topics.n : 0;
     proto_str_t *names = arena_calloc(req->arena, (size_t)n + 1, sizeof(*names));
-    proto_create_partitions_resp_init(&resp);
-    resp.results.n = n;
-    resp.results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.results.v));
+    proto_create_partitions_resp_init(&cp->resp);
+    cp->resp.results.n = n;
+    cp->resp.results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*cp->resp.results.v));
     for (int32_t i = 0; i < n; i++) {
-        proto_create_partitions_resp_create_partitions_topic_result_t *res = &resp.results.v[i];
+        proto_create_partitions_resp_create_partitions_topic_result_t *res = &cp->resp.results.v[i];
         names[i] = r.topics.v[i].name;
         proto_create_partitions_resp_create_partitions_topic_result_init(res);
         res->name = r.topics.v[i].name;
@@ -402,8 +446,8 @@ void api_create_partitions(api_req_t *req)
             res->error_code = KERR_INVALID_REQUEST;
             res->error_message = PROTO_STR("Duplicate topic name.");
         } else {
-            api_cp_one(req, &r.topics.v[i], r.validate_only, res);
+            api_cp_one(cp, &r.topics.v[i], r.validate_only, res);
         }
     }
-    API_REPLY(req, create_partitions, &resp);
+    api_admin_wait_end(&cp->w);
 }

@@ -53,6 +53,32 @@ static int64_t api_group_prop(broker_t *b, const char *key, int64_t def)
     return x;
 }
 
+static void api_group_topic_created(ctl_op_t *op)
+{
+    broker_t *b = op->udata;
+    b->grp_topic_pending = 0;
+    if (op->err && op->err != KERR_TOPIC_ALREADY_EXISTS)
+        lg_error("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(op->err), op->msg);
+    ctl_op_free(op);
+}
+
+/* __consumer_offsets is created on first use, as Kafka does; until its
+ * creation is committed the group APIs answer that the coordinator is not
+ * available, and clients retry. */
+static void api_group_create_topic(broker_t *b, const grp_log_config_t *cfg)
+{
+    topic_cfg_t tcfg;
+    if (b->grp_topic_pending)
+        return;
+    grp_log_topic_config(&b->reg->defaults, cfg, &tcfg);
+    ctl_op_t *op = ctl_op_new_topic(b->ctl, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC),
+                                    cfg->grp.num_partitions, &tcfg, net_now_wall_ms());
+    op->done = api_group_topic_created;
+    op->udata = b;
+    b->grp_topic_pending = 1;
+    ctl_submit(b->ctl, op);
+}
+
 grp_coord_t *api_group_coord(broker_t *b)
 {
     grp_log_config_t cfg;
@@ -73,6 +99,8 @@ grp_coord_t *api_group_coord(broker_t *b)
         (int32_t)api_group_prop(b, "offset.metadata.max.bytes", 4096);
     cfg.segment_bytes = api_group_prop(b, "offsets.topic.segment.bytes", 104857600);
     cfg.commit_timeout_ms = (int32_t)api_group_prop(b, "offsets.commit.timeout.ms", 5000);
+    if (!part_topic_get(b->reg, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC)))
+        api_group_create_topic(b, &cfg);
     b->grp = grp_log_open(b->loop, b->reg, &cfg);
     return b->grp;
 }

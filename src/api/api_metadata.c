@@ -1,9 +1,13 @@
 /* Metadata (key 3): brokers, cluster id, topics and partition leaders.
  * Unknown topics are created on request when auto.create.topics.enable
  * is set and the client allows it, as Kafka does. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api_util.h"
+#include "cluster/ctl.h"
+#include "util/logging.h"
+#include "util/mem.h"
 
 static int32_t *api_md_self(api_req_t *req)
 {
@@ -19,11 +23,17 @@ static int32_t *api_md_self(api_req_t *req)
  * replicas on (the default of a new 4.x cluster), out of the ISR. The
  * epoch is not kept: the restart that brings the log back takes it. */
 static void api_md_fill_part(proto_metadata_resp_metadata_response_partition_t *p,
-                             const part_t *part, int32_t *self)
+                             const part_t *part, int creating, int32_t *self)
 {
     p->replica_nodes.n = p->isr_nodes.n = 1;
     p->replica_nodes.v = p->isr_nodes.v = self;
     p->offline_replicas.n = 0;
+    if (creating) { /* its log is being made: no leader yet, clients retry */
+        p->error_code = KERR_LEADER_NOT_AVAILABLE;
+        p->leader_id = -1;
+        p->isr_nodes.n = 0;
+        return;
+    }
     if (!part_offline(part)) {
         p->leader_id = *self;
         p->leader_epoch = part->leader_epoch;
@@ -53,11 +63,62 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     for (int32_t i = 0; i < topic->nparts; i++) {
         proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
         t->partitions.v[i].partition_index = i;
-        api_md_fill_part(&t->partitions.v[i], topic->parts[i], self);
+        api_md_fill_part(&t->partitions.v[i], topic->parts[i], part_creating(topic, i), self);
     }
 }
 
 /* Resolves one requested topic, creating it if allowed. */
+/* ---- auto-creation ---- */
+
+/* What a creation that ended within the call said; -1 while it is out. */
+typedef struct api_md_create_s {
+    int in_call;
+    int16_t *result;
+} api_md_create_t;
+
+static void api_md_created(ctl_op_t *op)
+{
+    api_md_create_t *mc = op->udata;
+    if (mc->in_call)
+        *mc->result = op->err;
+    else if (op->err && op->err != KERR_TOPIC_ALREADY_EXISTS)
+        lg_info("auto-creating topic %.*s: %s: %s", (int)op->name_len, op->name,
+                kerr_name(op->err), op->msg);
+    free(mc);
+    ctl_op_free(op);
+}
+
+/* Auto-creation, as Kafka's brokers ask their controller: the topic when
+ * the creation is done already (no worker threads, or it existed), else
+ * NULL with *err: LEADER_NOT_AVAILABLE while it is being created, which
+ * clients retry, or why it was refused. */
+static topic_t *api_md_auto_create(api_req_t *req, proto_str_t name, int16_t *err)
+{
+    broker_t *b = req->b;
+    int16_t result = -1;
+    api_md_create_t *mc = xcalloc(1, sizeof(*mc));
+    ctl_op_t *op = ctl_op_new_topic(b->ctl, name.p, (size_t)name.len, b->cfg.num_partitions,
+                                    NULL, req->now_ms);
+
+    mc->in_call = 1;
+    mc->result = &result;
+    op->done = api_md_created;
+    op->udata = mc;
+    ctl_submit(b->ctl, op);
+    if (result == -1) {
+        mc->in_call = 0;
+        *err = KERR_LEADER_NOT_AVAILABLE;
+        return NULL;
+    }
+    topic_t *topic = part_topic_get(b->reg, name.p, (size_t)name.len);
+    /* The name was valid, so 17 here is a '.'/'_' collision, which
+     * Kafka's auto-creation reports as unknown. */
+    *err = result == KERR_INVALID_TOPIC_EXCEPTION ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+           : topic                                  ? KERR_NONE
+                                                    : result;
+    return topic;
+}
+
 static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic_t *rt,
                        proto_metadata_resp_metadata_response_topic_t *t, int auto_create,
                        int with_ops)
@@ -82,7 +143,7 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
         t->is_internal = api_internal_topic(rt->name);
         topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
         if (!topic) {
-            int16_t err = part_topic_name_check(rt->name.p, (size_t)rt->name.len);
+            int16_t err = ctl_topic_name_check(rt->name.p, (size_t)rt->name.len, NULL, 0);
             if (err) {
                 t->error_code = err;
                 return;
@@ -91,15 +152,8 @@ static void api_md_one(api_req_t *req, proto_metadata_req_metadata_request_topic
                 t->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 return;
             }
-            err = part_topic_create(b->reg, rt->name.p, (size_t)rt->name.len,
-                                    b->cfg.num_partitions, NULL, req->now_ms, &topic);
-            if (err == KERR_TOPIC_ALREADY_EXISTS)
-                topic = part_topic_get(b->reg, rt->name.p, (size_t)rt->name.len);
-            if (!topic) {
-                /* The name was valid, so 17 here is a '.'/'_' collision,
-                 * which Kafka's auto-creation reports as unknown. */
-                t->error_code = err == KERR_INVALID_TOPIC_EXCEPTION ? KERR_UNKNOWN_TOPIC_OR_PARTITION
-                                                                    : err;
+            if (!(topic = api_md_auto_create(req, rt->name, &err))) {
+                t->error_code = err;
                 return;
             }
         }

@@ -5,13 +5,44 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "cluster/ctl.h"
 #include "util/kerr.h"
 #include "util/logging.h"
+
+/* A request waiting for the controller's next block of ids. */
+typedef struct api_pid_s {
+    ctl_pid_wait_t w; /* first */
+    api_req_t *req;
+    int *answered; /* the caller's, while in the call; NULL after */
+} api_pid_t;
+
+static void api_pid_answer(api_req_t *req, int64_t pid, int16_t err)
+{
+    proto_init_producer_id_resp_t resp;
+    proto_init_producer_id_resp_init(&resp);
+    resp.error_code = err;
+    resp.producer_id = err ? -1 : pid;
+    resp.producer_epoch = err ? -1 : 0;
+    API_REPLY(req, init_producer_id, &resp);
+}
+
+static void api_pid_got(ctl_pid_wait_t *w, int64_t pid, int16_t err)
+{
+    api_pid_t *p = (api_pid_t *)w;
+    net_conn_t *conn = p->req->conn;
+    int held = !p->answered;
+    if (p->answered)
+        *p->answered = 1;
+    if (!conn->closing)
+        api_pid_answer(p->req, pid, err);
+    if (held)
+        net_conn_release(conn);
+}
 
 void api_init_producer_id(api_req_t *req)
 {
     proto_init_producer_id_req_t r;
-    proto_init_producer_id_resp_t resp;
+    api_pid_t *p = arena_calloc(req->arena, 1, sizeof(*p));
 
     proto_init_producer_id_req_init(&r);
     if (proto_init_producer_id_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -19,24 +50,25 @@ void api_init_producer_id(api_req_t *req)
         api_close(req, "malformed InitProducerId request");
         return;
     }
-    proto_init_producer_id_resp_init(&resp);
     if (r.transactional_id.len >= 0) {
-        resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
-        resp.producer_epoch = -1;
-        API_REPLY(req, init_producer_id, &resp);
+        api_pid_answer(req, -1, KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
     /* Without a transactional id Kafka hands out a fresh id at epoch 0,
      * also when the client names its old id (KIP-360 epoch bumps are for
      * transactional producers). */
-    int64_t pid = broker_next_producer_id(req->b);
-    if (pid < 0) {
-        lg_error("cannot allocate a producer id: %s", strerror(errno));
-        resp.error_code = KERR_KAFKA_STORAGE_ERROR;
-        resp.producer_epoch = -1;
-    } else {
-        resp.producer_id = pid;
-        resp.producer_epoch = 0;
+    int answered = 0;
+    p->req = req;
+    p->w.cb = api_pid_got;
+    p->answered = &answered;
+    int64_t pid = ctl_producer_id(req->b->ctl, &p->w);
+    if (pid >= 0) {
+        api_pid_answer(req, pid, KERR_NONE);
+        return;
     }
-    API_REPLY(req, init_producer_id, &resp);
+    /* Answered already, or when the next block is committed. */
+    if (answered)
+        return;
+    p->answered = NULL;
+    net_conn_hold(req->conn);
 }

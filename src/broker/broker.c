@@ -25,8 +25,6 @@
 #include "util/logging.h"
 #include "util/mem.h"
 
-#define BROKER_PID_BLOCK 1000
-#define BROKER_PID_FILE "strand-producer-id-block"
 
 static const net_conn_ops_t broker_conn_ops;
 
@@ -51,63 +49,6 @@ static void broker_topic_defaults(const broker_config_t *cfg, topic_cfg_t *t)
     t->compacted = strstr(cfg->log_cleanup_policy, "compact") != NULL;
     t->flush_messages = cfg->log_flush_interval_messages;
     t->flush_ms = cfg->log_flush_interval_ms;
-}
-
-/* ---- producer ids ---- */
-
-static char *broker_pid_path(broker_t *b)
-{
-    size_t n = strlen(b->cfg.log_dirs[0]) + sizeof(BROKER_PID_FILE) + 2;
-    char *p = xmalloc(n);
-    snprintf(p, n, "%s/%s", b->cfg.log_dirs[0], BROKER_PID_FILE);
-    return p;
-}
-
-/* The file holds one decimal number: the first id of the next block.
- * Written to a temporary file, fsynced and renamed into place, so a
- * crash leaves either the old or the new block, never a reused one. */
-static int broker_pid_reserve(broker_t *b)
-{
-    char *path = broker_pid_path(b);
-    size_t n = strlen(path) + 5;
-    char *tmp = xmalloc(n), line[32];
-    int64_t end = b->producer_id_block_end + BROKER_PID_BLOCK;
-    int rc = -1;
-
-    snprintf(tmp, n, "%s.tmp", path);
-    int len = snprintf(line, sizeof(line), "%" PRId64 "\n", end);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        if (write(fd, line, (size_t)len) == len && fsync(fd) == 0 && rename(tmp, path) == 0)
-            rc = 0;
-        close(fd);
-    }
-    if (rc == 0)
-        b->producer_id_block_end = end;
-    free(tmp);
-    free(path);
-    return rc;
-}
-
-static void broker_pid_load(broker_t *b)
-{
-    char *path = broker_pid_path(b);
-    FILE *fp = fopen(path, "r");
-    long long v = 0;
-    if (fp) {
-        if (fscanf(fp, "%lld", &v) != 1 || v < 0)
-            v = 0;
-        fclose(fp);
-    }
-    b->next_producer_id = b->producer_id_block_end = v;
-    free(path);
-}
-
-int64_t broker_next_producer_id(broker_t *b)
-{
-    if (b->next_producer_id >= b->producer_id_block_end && broker_pid_reserve(b) < 0)
-        return -1;
-    return b->next_producer_id++;
 }
 
 void broker_advertised(broker_t *b, const char **host, int *port)
@@ -223,13 +164,47 @@ static void broker_job_retention(net_loop_t *loop, void *data)
     broker_every(b, b->cfg.log_retention_check_interval_ms, broker_job_retention);
 }
 
+/* The checkpoint files are rendered on the loop and written and fsynced
+ * on a worker; the next round is armed when this one is back. */
+typedef struct broker_ckpt_s {
+    net_job_t job; /* first */
+    broker_t *b;
+    log_mgr_ckpt_t ck;
+} broker_ckpt_t;
+
+static void broker_job_checkpoint(net_loop_t *loop, void *data);
+
+static void broker_ckpt_work(net_job_t *job)
+{
+    log_mgr_checkpoint_run(&((broker_ckpt_t *)job)->ck);
+}
+
+static void broker_ckpt_done(net_job_t *job)
+{
+    broker_ckpt_t *c = (broker_ckpt_t *)job;
+    broker_t *b = c->b;
+    if (log_mgr_checkpoint_end(&c->ck) < 0)
+        lg_error("writing checkpoint files failed");
+    free(c);
+    if (!b->stopping)
+        broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+}
+
 static void broker_job_checkpoint(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
+    broker_ckpt_t *c = xcalloc(1, sizeof(*c));
     (void)loop;
-    if (log_mgr_checkpoint(b->logs) < 0)
-        lg_error("writing checkpoint files failed: %s", strerror(errno));
-    broker_every(b, b->cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    c->b = b;
+    c->job.work = broker_ckpt_work;
+    c->job.done = broker_ckpt_done;
+    log_mgr_checkpoint_begin(b->logs, &c->ck);
+    if (b->pool && !b->stopping) {
+        net_pool_submit(b->pool, &c->job);
+        return;
+    }
+    broker_ckpt_work(&c->job);
+    broker_ckpt_done(&c->job);
 }
 
 /* flush.ms: checked once a second (or at the configured interval if it
@@ -268,8 +243,6 @@ static void broker_job_idle(net_loop_t *loop, void *data)
 
 /* ---- signals ---- */
 
-static net_io_t broker_sigio;
-
 static void broker_on_signal(net_loop_t *loop, net_io_t *io, int events)
 {
     struct signalfd_siginfo si;
@@ -288,10 +261,10 @@ static int broker_signals(broker_t *b)
     sigaddset(&set, SIGINT);
     sigprocmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    broker_sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    broker_sigio.cb = broker_on_signal;
-    broker_sigio.data = b;
-    if (broker_sigio.fd < 0 || net_io_set(b->loop, &broker_sigio, NET_READ) < 0) {
+    b->sigio.fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    b->sigio.cb = broker_on_signal;
+    b->sigio.data = b;
+    if (b->sigio.fd < 0 || net_io_set(b->loop, &b->sigio, NET_READ) < 0) {
         lg_error("signalfd: %s", strerror(errno));
         return -1;
     }
@@ -318,18 +291,23 @@ static int broker_open_logs(broker_t *b)
         return -1;
     }
     snprintf(b->cluster_id, sizeof(b->cluster_id), "%s", log_mgr_cluster_id(b->logs));
+    /* Metadata flows down: the controller owns the metadata log, the
+     * partition layer follows it. */
+    cfg_topic_apply_static(&tdef, &b->cfg.props);
+    ctl_config_t cc = {b->cfg.node_id, tdef};
+    b->ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
+    if (!b->ctl)
+        return -1;
+    ctl_attach(b->ctl, b->loop, b->pool);
     part_reg_config_t rc;
     memset(&rc, 0, sizeof(rc));
     rc.defaults = tdef;
-    rc.props = &b->cfg.props;
     rc.num_partitions = b->cfg.num_partitions;
     rc.node_id = b->cfg.node_id;
+    rc.ctl = b->ctl;
     b->reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
-    if (!b->reg)
-        return -1;
     part_attach(b->reg, b->loop, b->pool);
     b->fsess = fsess_cache_new(b->cfg.max_incremental_fetch_session_cache_slots);
-    broker_pid_load(b);
     return 0;
 }
 
@@ -376,6 +354,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     memset(cfg, 0, sizeof(*cfg));
     b->start_mono_ms = net_now_mono_ms();
     b->conns.next = b->conns.prev = &b->conns;
+    b->sigio.fd = -1;
     lg_set_level((enum lg_level)b->cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
@@ -447,16 +426,22 @@ int broker_run(broker_t *b)
     broker_shutdown(b);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
+    ctl_attach(b->ctl, b->loop, NULL);
+    part_attach(b->reg, b->loop, NULL);
     part_append_shutdown(b->reg); /* writes still queued and the last flush round */
     api_group_shutdown(b);
     part_reg_free(b->reg);
+    ctl_free(b->ctl);
     fsess_cache_free(b->fsess);
     if (log_mgr_close(b->logs, -1) < 0) {
         lg_error("clean shutdown of the logs failed: %s", strerror(errno));
         rc = 1;
     }
     free(b->listeners);
-    close(broker_sigio.fd);
+    if (b->sigio.fd >= 0) {
+        net_io_del(b->loop, &b->sigio);
+        close(b->sigio.fd);
+    }
     net_loop_free(b->loop);
     broker_config_free(&b->cfg);
     lg_info("shut down");

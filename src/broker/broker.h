@@ -17,9 +17,11 @@ typedef struct broker_s {
     broker_config_t cfg;
     net_loop_t *loop;
     log_mgr_t *logs;
+    struct ctl_s *ctl;           /* the controller: the metadata log's owner */
     part_reg_t *reg;
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
+    int grp_topic_pending;       /* __consumer_offsets is being created */
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
     int nlisteners;
@@ -29,11 +31,8 @@ typedef struct broker_s {
     char hostname[256];   /* for listeners without a host */
     int64_t start_mono_ms;
     int stopping;
+    net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
 
-    /* Producer ids are handed out from blocks persisted in the first log
-     * dir, so a restart never reuses one (as Kafka's controller does). */
-    int64_t next_producer_id;
-    int64_t producer_id_block_end;
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's
@@ -41,9 +40,6 @@ typedef struct broker_s {
 int broker_start(broker_t *b, broker_config_t *cfg);
 /* Runs the loop until SIGTERM/SIGINT, then shuts down cleanly. */
 int broker_run(broker_t *b);
-/* Allocates a producer id (InitProducerId). Returns -1 with errno when
- * the block file cannot be written. */
-int64_t broker_next_producer_id(broker_t *b);
 /* Host and port advertised for clients (first advertised non-controller
  * listener). */
 void broker_advertised(broker_t *b, const char **host, int *port);

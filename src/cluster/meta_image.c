@@ -11,6 +11,7 @@ void meta_image_init(meta_image_t *img)
 {
     memset(img, 0, sizeof(*img));
     smap_init(&img->by_name);
+    smap_init(&img->by_norm);
     smap_init(&img->by_id);
     smap_init(&img->configs);
     smap_init(&img->features);
@@ -49,6 +50,7 @@ void meta_image_free(meta_image_t *img)
     while (smap_next(&img->configs, &pos, NULL, NULL, &v))
         mi_config_free(v);
     smap_free(&img->by_name);
+    smap_free(&img->by_norm);
     smap_free(&img->by_id);
     smap_free(&img->configs);
     smap_free(&img->features);
@@ -113,6 +115,22 @@ int meta_image_feature(const meta_image_t *img, const char *name)
 
 /* ---- apply ---- */
 
+/* name with '.' as '_' into out (len bytes, at most 255). */
+static void mi_norm(const char *name, size_t len, char *out)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = name[i] == '.' ? '_' : name[i];
+}
+
+mi_topic_t *meta_image_topic_colliding(const meta_image_t *img, const char *name, size_t len)
+{
+    char norm[256];
+    if (len > sizeof(norm))
+        return NULL;
+    mi_norm(name, len, norm);
+    return smap_get(&img->by_norm, norm, len);
+}
+
 static int mi_fail(char *err, size_t errlen, const char *what, const char *name)
 {
     if (err && errlen)
@@ -125,14 +143,19 @@ static int mi_apply_topic(meta_image_t *img, const meta_topic_rec_t *r, char *er
     size_t len = (size_t)r->name.len;
     if (smap_get(&img->by_name, r->name.p, len))
         return mi_fail(err, errlen, "TopicRecord for a topic that exists", NULL);
-    if (smap_get(&img->by_id, r->id, 16))
+    if (smap_get(&img->by_id, r->topic_id.b, 16))
         return mi_fail(err, errlen, "TopicRecord with a topic id in use", NULL);
     mi_topic_t *t = xcalloc(1, sizeof(*t));
     t->name = xstrndup(r->name.p, len);
     t->name_len = len;
-    memcpy(t->id, r->id, 16);
+    memcpy(t->id, r->topic_id.b, 16);
     smap_put(&img->by_name, t->name, len, t);
     smap_put(&img->by_id, t->id, 16, t);
+    if (len <= 255) {
+        char norm[256];
+        mi_norm(t->name, len, norm);
+        smap_put(&img->by_norm, norm, len, t);
+    }
     return 0;
 }
 
@@ -158,7 +181,7 @@ static mi_part_t *mi_part_slot(mi_topic_t *t, int32_t id)
 
 static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err, size_t errlen)
 {
-    mi_topic_t *t = smap_get(&img->by_id, r->topic_id, 16);
+    mi_topic_t *t = smap_get(&img->by_id, r->topic_id.b, 16);
     if (!t)
         return mi_fail(err, errlen, "PartitionRecord of an unknown topic id", NULL);
     if (r->partition_id < 0 || r->partition_id >= 1000000)
@@ -174,7 +197,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     p->replicas = mi_copy_i32s(r->replicas, &p->nreplicas);
     p->isr = mi_copy_i32s(r->isr, &p->nisr);
     if (r->directories.n > 0)
-        memcpy(p->dir, r->directories.v[0], 16);
+        memcpy(p->dir, r->directories.v[0].b, 16);
     return 0;
 }
 
@@ -183,7 +206,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
 static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, char *err,
                            size_t errlen)
 {
-    mi_topic_t *t = smap_get(&img->by_id, r->topic_id, 16);
+    mi_topic_t *t = smap_get(&img->by_id, r->topic_id.b, 16);
     if (!t || r->partition_id < 0 || r->partition_id >= t->nparts ||
         !t->parts[r->partition_id].present)
         return mi_fail(err, errlen, "PartitionChangeRecord of an unknown partition", NULL);
@@ -201,7 +224,7 @@ static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, c
         p->leader_epoch++;
     }
     if (r->directories.n > 0)
-        memcpy(p->dir, r->directories.v[0], 16);
+        memcpy(p->dir, r->directories.v[0].b, 16);
     p->partition_epoch++;
     return 0;
 }
@@ -223,6 +246,12 @@ static int mi_apply_remove(meta_image_t *img, const uint8_t id[16], char *err, s
         return mi_fail(err, errlen, "RemoveTopicRecord of an unknown topic id", NULL);
     smap_del(&img->by_id, t->id, 16);
     smap_del(&img->by_name, t->name, t->name_len);
+    if (t->name_len <= 255) {
+        char norm[256];
+        mi_norm(t->name, t->name_len, norm);
+        if (smap_get(&img->by_norm, norm, t->name_len) == t)
+            smap_del(&img->by_norm, norm, t->name_len);
+    }
     /* A topic's configs go with it (Kafka's ConfigurationsDelta does the
      * same on replay), so a new topic of that name starts clean. */
     mi_config_del_resource(img, META_RES_TOPIC, t->name, t->name_len);
@@ -298,11 +327,15 @@ int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t
         rc = mi_apply_config(img, &rec->u.config, err, errlen);
         break;
     case META_REC_REMOVE_TOPIC:
-        rc = mi_apply_remove(img, rec->u.remove_topic_id, err, errlen);
+        rc = mi_apply_remove(img, rec->u.remove_topic.topic_id.b, err, errlen);
         break;
     case META_REC_FEATURE_LEVEL:
         smap_put(&img->features, rec->u.feature.name.p, (size_t)rec->u.feature.name.len,
-                 (void *)(intptr_t)(rec->u.feature.level + 1));
+                 (void *)(intptr_t)(rec->u.feature.feature_level + 1));
+        break;
+    case META_REC_PRODUCER_IDS:
+        if (rec->u.producer_ids.next_producer_id > img->next_producer_id)
+            img->next_producer_id = rec->u.producer_ids.next_producer_id;
         break;
     default:
         break;

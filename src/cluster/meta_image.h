@@ -48,9 +48,11 @@ typedef struct mi_config_s {
 typedef struct meta_image_s {
     smap_t by_name;        /* topic name -> mi_topic_t */
     smap_t by_id;          /* 16-byte id -> mi_topic_t */
+    smap_t by_norm;        /* name with '.' as '_' -> mi_topic_t (collisions) */
     smap_t configs;        /* type byte + name -> mi_config_t */
     smap_t features;       /* name -> (level + 1) cast to a pointer */
     int64_t records;       /* records applied */
+    int64_t next_producer_id; /* the first id no block has taken yet */
 } meta_image_t;
 
 void meta_image_init(meta_image_t *img);
@@ -66,6 +68,9 @@ mi_topic_t *meta_image_topic(const meta_image_t *img, const char *name, size_t l
 mi_topic_t *meta_image_topic_by_id(const meta_image_t *img, const uint8_t id[16]);
 /* Iteration over topics: start with *pos = 0; NULL at the end. */
 mi_topic_t *meta_image_topic_next(const meta_image_t *img, size_t *pos);
+/* The topic whose name equals name with '.' and '_' taken as the same
+ * (Kafka refuses a topic that collides so), or NULL. */
+mi_topic_t *meta_image_topic_colliding(const meta_image_t *img, const char *name, size_t len);
 
 /* The configs of a resource, or NULL if it has none. */
 mi_config_t *meta_image_config(const meta_image_t *img, int8_t type, const char *name,

@@ -1,5 +1,5 @@
 /* Metadata log persistence. On disk this is Kafka's layout for
- * __cluster_metadata-0 (FORMATS.md §7.7): ordinary segments whose v2
+ * __cluster_metadata-0 (protocol/FORMATS.md §7.7): ordinary segments whose v2
  * batches are uncompressed, have no producer id, carry the node's epoch
  * as partitionLeaderEpoch, and hold records with a null key and a
  * metadata record as value (byte layout in meta_rec.c). One metadata
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log/log_batch.h"
+#include "net/net_pool.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -225,36 +226,171 @@ void meta_log_free(meta_log_t *ml)
     free(ml);
 }
 
+/* A committed batch: its records decoded again from the batch itself
+ * (what the log holds is what is applied), applied to the image, told to
+ * the listener. */
+static void meta_log_applied_now(void *arg)
+{
+    (void)arg;
+}
+
+static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms,
+                           void (*applied)(void *arg), void *arg)
+{
+    log_batch_iter_t *it = log_batch_iter_new(batch, len);
+    meta_rec_t *recs = NULL;
+    log_record_t rec;
+    arena_t arena;
+    int n = 0, cap = 0;
+    char err[256];
+
+    arena_init(&arena, 4096);
+    while (it && log_batch_iter_next(it, &rec) == 1) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            recs = xrealloc(recs, (size_t)cap * sizeof(*recs));
+        }
+        if (rec.value_len < 0 ||
+            meta_rec_decode(&recs[n], rec.value, (size_t)rec.value_len, &arena) != 0)
+            continue; /* we wrote it: cannot happen */
+        if (meta_image_apply(&ml->img, &recs[n], err, sizeof(err)) < 0)
+            lg_error("metadata log: committed %s does not fit the image: %s",
+                     meta_rec_type_name(recs[n].type), err);
+        else
+            n++;
+    }
+    log_batch_iter_free(it);
+    log_set_high_watermark(ml->log, log_end_offset(ml->log));
+    if (ml->listener.on_commit && n)
+        ml->listener.on_commit(ml->listener.ctx, recs, n, &ml->img, now_ms, applied, arg);
+    else
+        applied(arg);
+    free(recs);
+    arena_destroy(&arena);
+}
+
+/* Not durable: take it back out so that the log never holds a change
+ * the client was told failed. */
+static int16_t meta_log_take_back(meta_log_t *ml, int64_t base)
+{
+    lg_error("metadata log: fsync failed: %s", strerror(errno));
+    if (log_truncate_to(ml->log, base) < 0)
+        lg_error("metadata log: cannot remove the unsynced batch: %s", strerror(errno));
+    return KERR_KAFKA_STORAGE_ERROR;
+}
+
+/* Builds and appends the batch (on the loop: a few hundred bytes into
+ * the page cache). Returns 0 with the batch in *b and its offset, or an
+ * error (b freed). */
+static int16_t meta_log_append(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
+                               buf_t *b, int64_t *base)
+{
+    log_append_result_t res;
+    int16_t kerr = KERR_KAFKA_STORAGE_ERROR;
+
+    buf_init(b);
+    if (meta_log_build_batch(b, recs, n, now_ms) == 0)
+        kerr = log_append(ml->log, b->p, b->len, ml->epoch, now_ms, &res);
+    if (kerr) {
+        lg_error("metadata log: append failed (%s)", kerr_name(kerr));
+        buf_free(b);
+        return kerr;
+    }
+    *base = res.base_offset;
+    return KERR_NONE;
+}
+
 int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms)
 {
     buf_t b;
-    log_append_result_t res;
-    char err[256];
-    int16_t kerr;
+    int64_t base;
+    int16_t kerr = meta_log_append(ml, recs, n, now_ms, &b, &base);
 
-    buf_init(&b);
-    if (meta_log_build_batch(&b, recs, n, now_ms) < 0) {
-        buf_free(&b);
-        return KERR_KAFKA_STORAGE_ERROR;
-    }
-    kerr = log_append(ml->log, b.p, b.len, ml->epoch, now_ms, &res);
-    buf_free(&b);
-    if (kerr == 0 && log_flush(ml->log, now_ms) < 0) {
-        /* Not durable: take it back out so that the log never holds a
-         * change the client was told failed. */
-        lg_error("metadata log: fsync failed: %s", strerror(errno));
-        if (log_truncate_to(ml->log, res.base_offset) < 0)
-            lg_error("metadata log: cannot remove the unsynced batch: %s", strerror(errno));
-        kerr = KERR_KAFKA_STORAGE_ERROR;
-    }
-    if (kerr) {
-        lg_error("metadata log: append failed (%s)", kerr_name(kerr));
+    if (kerr)
         return kerr;
+    if (log_flush(ml->log, now_ms) < 0)
+        kerr = meta_log_take_back(ml, base);
+    else
+        meta_log_apply(ml, b.p, b.len, now_ms, meta_log_applied_now, NULL);
+    buf_free(&b);
+    return kerr;
+}
+
+/* ---- commits off the loop ---- */
+
+typedef struct meta_commit_s {
+    net_job_t job; /* first */
+    meta_log_t *ml;
+    buf_t batch;
+    int64_t base;
+    int64_t now_ms;
+    log_sync_t sync;
+    meta_commit_fn *cb;
+    void *udata;
+} meta_commit_t;
+
+static void meta_commit_work(net_job_t *job)
+{
+    log_sync_run(&((meta_commit_t *)job)->sync);
+}
+
+/* The layers above have made the change theirs: the requester hears. */
+static void meta_commit_applied(void *arg)
+{
+    meta_commit_t *mc = arg;
+    buf_free(&mc->batch);
+    mc->cb(mc->udata, KERR_NONE);
+    free(mc);
+}
+
+static void meta_commit_done(net_job_t *job)
+{
+    meta_commit_t *mc = (meta_commit_t *)job;
+    meta_log_t *ml = mc->ml;
+
+    ml->out = NULL;
+    if (log_sync_end(ml->log, &mc->sync, mc->now_ms) < 0) {
+        int16_t kerr = meta_log_take_back(ml, mc->base);
+        buf_free(&mc->batch);
+        mc->cb(mc->udata, kerr);
+        free(mc);
+        return;
     }
-    log_set_high_watermark(ml->log, log_end_offset(ml->log));
-    for (int i = 0; i < n; i++)
-        if (meta_image_apply(&ml->img, &recs[i], err, sizeof(err)) < 0)
-            lg_error("metadata log: committed %s does not fit the image: %s",
-                     meta_rec_type_name(recs[i].type), err);
-    return 0;
+    /* mc may be gone once this returns (meta_commit_applied). */
+    meta_log_apply(ml, mc->batch.p, mc->batch.len, mc->now_ms, meta_commit_applied, mc);
+}
+
+void meta_log_attach(meta_log_t *ml, net_loop_t *loop, net_pool_t *pool)
+{
+    ml->loop = loop;
+    ml->pool = pool;
+}
+
+void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
+                     meta_commit_fn *cb, void *udata)
+{
+    meta_commit_t *mc = xcalloc(1, sizeof(*mc));
+    int16_t kerr = meta_log_append(ml, recs, n, now_ms, &mc->batch, &mc->base);
+
+    if (!kerr && log_sync_begin(ml->log, 0, &mc->sync) < 0)
+        kerr = meta_log_take_back(ml, mc->base);
+    if (kerr) {
+        buf_free(&mc->batch);
+        free(mc);
+        cb(udata, kerr);
+        return;
+    }
+    mc->ml = ml;
+    mc->now_ms = now_ms;
+    mc->cb = cb;
+    mc->udata = udata;
+    mc->job.work = meta_commit_work;
+    mc->job.done = meta_commit_done;
+    if (ml->pool) {
+        ml->out = mc;
+        net_pool_submit(ml->pool, &mc->job);
+        return;
+    }
+    meta_commit_work(&mc->job);
+    meta_commit_done(&mc->job);
 }

@@ -25,11 +25,29 @@
  * 4.0's, PartitionRecord v2 with directories). */
 #define META_LOG_METADATA_VERSION 25
 
+/* Who learns of each committed change, after the image has it: the
+ * layers above apply it to what they own (the partition layer creates and
+ * deletes logs, changes configs), as a KRaft broker's metadata publishers
+ * do. */
+typedef struct meta_listener_s {
+    void *ctx;
+    /* recs[0..n): the records of one committed batch, in log order, all
+     * applied to img already. The listener calls applied(arg) once it has
+     * made the change its own (at once, or later when its work is done
+     * off the loop); the change's requester is answered then. */
+    void (*on_commit)(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
+                      int64_t now_ms, void (*applied)(void *arg), void *arg);
+} meta_listener_t;
+
 typedef struct meta_log_s {
     log_mgr_t *logs;
     log_t *log;          /* owned by logs */
     meta_image_t img;
     int32_t epoch;       /* partitionLeaderEpoch of our batches */
+    meta_listener_t listener;
+    struct net_loop_s *loop; /* meta_log_attach */
+    struct net_pool_s *pool; /* fsyncs of commits, or NULL: on the caller */
+    struct meta_commit_s *out; /* the commit being synced */
 } meta_log_t;
 
 /* Opens (creating if missing) the metadata log and replays it into a new
@@ -42,9 +60,23 @@ meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh);
 void meta_log_free(meta_log_t *ml);
 
 /* Appends recs[0..n) as one batch, fsyncs it, then applies it to the
- * image. Returns 0 or KAFKA_STORAGE_ERROR (56) when the append or fsync
- * failed (the image is then unchanged). */
+ * image and tells the listener. Returns 0 or KAFKA_STORAGE_ERROR (56)
+ * when the append or fsync failed (the image is then unchanged, and the
+ * batch is not in the log). Synchronous: for start-up, before the loop
+ * runs. */
 int16_t meta_log_commit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms);
+
+/* From now on commits fsync on the pool (NULL: on the caller). */
+void meta_log_attach(meta_log_t *ml, struct net_loop_s *loop, struct net_pool_s *pool);
+/* The same as meta_log_commit without waiting for the disk on the loop:
+ * the batch is appended now, fsynced on a worker, then applied and told
+ * to the listener, and then cb(udata, err) runs on the loop (in the call
+ * when the append fails, or without a pool). One commit at a time: the
+ * caller (the controller) waits for cb before the next. recs need not
+ * outlive the call. */
+typedef void meta_commit_fn(void *udata, int16_t err);
+void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
+                     meta_commit_fn *cb, void *udata);
 
 /* Encodes recs[0..n) as one v2 batch (null keys, values framed by
  * meta_rec_encode, CreateTime now_ms) appended to out. Returns 0 or -1. */

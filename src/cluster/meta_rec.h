@@ -1,8 +1,10 @@
-/* KRaft metadata records (the values of __cluster_metadata-0): the subset
- * of Kafka's record types a single node needs to persist its topics,
- * partitions and configs, in Kafka's own framing and schemas
- * (FORMATS.md §8.3, records/metadata/NAME.json), so the log is what a Kafka
- * controller would have written for the same operations.
+/* KRaft metadata records (the values of __cluster_metadata-0), in Kafka's
+ * own framing and schemas, so the log is what a Kafka controller would
+ * have written for the same operations. The schemas are
+ * protocol/records/metadata/NAME.def (every metadata record Kafka 4.4
+ * defines), the framing is in src/proto/proto_rec.c; this module names
+ * the records the cluster layer uses and keeps one record of any type in
+ * a meta_rec_t.
  *
  * Decoded strings and byte slices point into the decoded buffer; arrays
  * come from the caller's arena. */
@@ -12,18 +14,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/proto_rec.h"
 #include "util/arena.h"
 #include "util/buf.h"
 
-/* Record apiKeys (the "apiKey" of records/metadata/NAME.json). */
+/* Record types (the apiKey of protocol/records/metadata/NAME.def); every
+ * other one is PROTO_REC_<NAME>. */
 enum meta_rec_type {
-    META_REC_TOPIC = 2,
-    META_REC_PARTITION = 3,
-    META_REC_CONFIG = 4,
-    META_REC_PARTITION_CHANGE = 5,
-    META_REC_REMOVE_TOPIC = 9,
-    META_REC_FEATURE_LEVEL = 12,
-    META_REC_NOOP = 20,
+    META_REC_REGISTER_BROKER = PROTO_REC_REGISTER_BROKER_RECORD,
+    META_REC_UNREGISTER_BROKER = PROTO_REC_UNREGISTER_BROKER_RECORD,
+    META_REC_TOPIC = PROTO_REC_TOPIC_RECORD,
+    META_REC_PARTITION = PROTO_REC_PARTITION_RECORD,
+    META_REC_CONFIG = PROTO_REC_CONFIG_RECORD,
+    META_REC_PARTITION_CHANGE = PROTO_REC_PARTITION_CHANGE_RECORD,
+    META_REC_FENCE_BROKER = PROTO_REC_FENCE_BROKER_RECORD,
+    META_REC_UNFENCE_BROKER = PROTO_REC_UNFENCE_BROKER_RECORD,
+    META_REC_REMOVE_TOPIC = PROTO_REC_REMOVE_TOPIC_RECORD,
+    META_REC_FEATURE_LEVEL = PROTO_REC_FEATURE_LEVEL_RECORD,
+    META_REC_PRODUCER_IDS = PROTO_REC_PRODUCER_IDS_RECORD,
+    META_REC_BROKER_REGISTRATION_CHANGE = PROTO_REC_BROKER_REGISTRATION_CHANGE_RECORD,
+    META_REC_NOOP = PROTO_REC_NO_OP_RECORD,
+    META_REC_REGISTER_CONTROLLER = PROTO_REC_REGISTER_CONTROLLER_RECORD,
 };
 
 /* Kafka's ConfigResource types, as in ConfigRecord and the config APIs. */
@@ -33,68 +44,22 @@ enum meta_resource_type {
 };
 
 /* len -1 = null; p is not NUL-terminated. */
-typedef struct meta_str_s {
-    const char *p;
-    int32_t len;
-} meta_str_t;
-
+typedef proto_str_t meta_str_t;
 /* n -1 = null (only where the schema allows it). */
-typedef struct meta_i32s_s {
-    int32_t n;
-    int32_t *v;
-} meta_i32s_t;
+typedef proto_int32_array_t meta_i32s_t;
+typedef proto_uuid_array_t meta_uuids_t;
 
-typedef struct meta_uuids_s {
-    int32_t n;
-    uint8_t (*v)[16];
-} meta_uuids_t;
-
-typedef struct meta_topic_rec_s {
-    meta_str_t name;
-    uint8_t id[16];
-} meta_topic_rec_t;
-
-typedef struct meta_part_rec_s {
-    int32_t partition_id;
-    uint8_t topic_id[16];
-    meta_i32s_t replicas, isr, removing, adding;
-    int32_t leader;
-    int8_t leader_recovery_state; /* tag 0 */
-    int32_t leader_epoch;
-    int32_t partition_epoch;
-    meta_uuids_t directories;    /* v1+ */
-    meta_i32s_t elr, last_known_elr; /* v2+, tags 1 and 2, null = absent */
-} meta_part_rec_t;
-
-/* Tagged fields all; null / -2 / -1 mean "did not change". */
-typedef struct meta_part_change_rec_s {
-    int32_t partition_id;
-    uint8_t topic_id[16];
-    meta_i32s_t isr;      /* tag 0 */
-    int32_t leader;       /* tag 1, -2 = unchanged, -1 = none */
-    meta_i32s_t replicas; /* tag 2 */
-    meta_i32s_t removing; /* tag 3 */
-    meta_i32s_t adding;   /* tag 4 */
-    int8_t leader_recovery_state; /* tag 5, -1 = unchanged */
-    meta_i32s_t elr;      /* tag 6, v2+ */
-    meta_i32s_t last_known_elr; /* tag 7, v2+ */
-    meta_uuids_t directories;   /* tag 8, v1+ */
-} meta_part_change_rec_t;
-
-typedef struct meta_config_rec_s {
-    int8_t resource_type;
-    meta_str_t resource_name;
-    meta_str_t name;
-    meta_str_t value; /* null = delete the key */
-} meta_config_rec_t;
-
-typedef struct meta_feature_rec_s {
-    meta_str_t name;
-    int16_t level;
-} meta_feature_rec_t;
+/* The generated structs, with their Kafka field names (snake_case): a
+ * PartitionChangeRecord's tagged fields hold their defaults (null
+ * arrays, leader -2, leader_recovery_state -1) when they did not change. */
+typedef proto_rec_topic_record_t meta_topic_rec_t;
+typedef proto_rec_partition_record_t meta_part_rec_t;
+typedef proto_rec_partition_change_record_t meta_part_change_rec_t;
+typedef proto_rec_config_record_t meta_config_rec_t;
+typedef proto_rec_feature_level_record_t meta_feature_rec_t;
 
 typedef struct meta_rec_s {
-    int16_t type;    /* enum meta_rec_type */
+    int16_t type;    /* enum meta_rec_type, PROTO_REC_* */
     int16_t version; /* schema version */
     union {
         meta_topic_rec_t topic;
@@ -102,19 +67,31 @@ typedef struct meta_rec_s {
         meta_part_change_rec_t change;
         meta_config_rec_t config;
         meta_feature_rec_t feature;
-        uint8_t remove_topic_id[16];
+        proto_rec_remove_topic_record_t remove_topic;
+        proto_rec_register_broker_record_t register_broker;
+        proto_rec_unregister_broker_record_t unregister_broker;
+        proto_rec_broker_registration_change_record_t broker_change;
+        proto_rec_fence_broker_record_t fence_broker;
+        proto_rec_unfence_broker_record_t unfence_broker;
+        proto_rec_producer_ids_record_t producer_ids;
+        proto_rec_register_controller_record_t register_controller;
+        proto_rec_no_op_record_t noop;
+        proto_rec_metadata_any_t any; /* room for every metadata record */
     } u;
 } meta_rec_t;
 
-/* The highest version of each type we write (and read). */
+/* The versions of the partition records we write (and the highest we
+ * read). */
 #define META_PART_REC_VERSION 2
 #define META_PART_CHANGE_REC_VERSION 2
 
-/* Makes *rec an empty record of `type` at the version we write, with the
- * schema defaults (-1 ids and epochs, null tagged arrays). */
+/* Makes *rec an empty record of `type` with the schema's defaults (-1 ids
+ * and epochs, null tagged arrays), at the highest version we define (the
+ * version we write). A type we do not define gets zeroes and version 0. */
 void meta_rec_init(meta_rec_t *rec, int16_t type);
 
-/* Appends the framed value (frame version, apiKey, version, body) to out. */
+/* Appends the framed value (frame version, apiKey, version, body) to out.
+ * A type we do not define is written with an empty body. */
 void meta_rec_encode(const meta_rec_t *rec, buf_t *out);
 
 /* Decodes one framed value. Returns 0; 1 for a well-framed record of a

@@ -313,11 +313,7 @@ static void grp_log_load_step(grp_timer_t *t)
 
 /* ---- open and close ---- */
 
-/* The internal topic's settings: Kafka compacts it. Without compaction
- * here, time or size retention would lose live offsets, so it keeps
- * everything (see the note on growth in grp_log.h). */
-static void grp_log_topic_cfg(const topic_cfg_t *base, const grp_log_config_t *cfg,
-                              topic_cfg_t *t)
+void grp_log_topic_config(const topic_cfg_t *base, const grp_log_config_t *cfg, topic_cfg_t *t)
 {
     *t = *base;
     t->compacted = true;
@@ -334,22 +330,14 @@ static topic_t *grp_log_topic(part_reg_t *reg, const grp_log_config_t *cfg)
     topic_cfg_t tcfg;
     topic_t *t = part_topic_get(reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
 
-    if (!t) {
-        grp_log_topic_cfg(&reg->defaults, cfg, &tcfg);
-        int16_t err = part_topic_create(reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN,
-                                        cfg->grp.num_partitions, &tcfg, net_now_wall_ms(), &t);
-        if (err) {
-            lg_error("cannot create %s: %s", GRP_LOG_TOPIC, kerr_name(err));
-            return NULL;
-        }
-        return t;
-    }
+    if (!t)
+        return NULL;
     /* A registry that did not keep the topic's settings (a data dir from
      * before topic configs were persisted) would apply retention to it. */
     if (!t->cfg.compacted) {
         lg_warn("%s has no compact policy: keeping its records without retention",
                 GRP_LOG_TOPIC);
-        grp_log_topic_cfg(&t->cfg, cfg, &tcfg);
+        grp_log_topic_config(&t->cfg, cfg, &tcfg);
         part_topic_apply_cfg(t, &tcfg);
     }
     return t;

@@ -24,11 +24,14 @@ typedef struct grp_log_config_s {
     int32_t commit_timeout_ms; /* offsets.commit.timeout.ms, 5000 */
 } grp_log_config_t;
 
-/* Opens the coordinator: finds or creates __consumer_offsets (with
- * cfg->grp.num_partitions partitions when it is new; an existing topic
- * keeps its count) and starts replaying it. Returns a coordinator owned
- * by the caller (grp_log_close), or NULL after logging why the topic
- * cannot be created. */
+/* The config __consumer_offsets is created with: base (the topic
+ * defaults) compacted, without retention, with offsets.topic.segment.bytes. */
+void grp_log_topic_config(const topic_cfg_t *base, const grp_log_config_t *cfg, topic_cfg_t *t);
+/* Opens the coordinator on __consumer_offsets (which the caller creates
+ * first, with cfg->grp.num_partitions partitions and
+ * grp_log_topic_config: an existing topic keeps its count) and starts
+ * replaying it. Returns a coordinator owned by the caller
+ * (grp_log_close), or NULL when the topic does not exist. */
 grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_config_t *cfg);
 /* Stops the replay and the timers and frees the coordinator. */
 void grp_log_close(grp_coord_t *c);

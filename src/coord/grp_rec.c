@@ -1,227 +1,172 @@
-/* __consumer_offsets record codecs. Byte layouts (big-endian; "string" is
- * an int16 length and UTF-8 bytes, -1 = null; "bytes" an int32 length):
+/* __consumer_offsets record codecs: a thin layer over the generated ones,
+ * keeping the coordinator's own structs. The byte layouts are
+ * protocol/records/group/NAME.def (OffsetCommitKey and LegacyOffsetCommitKey,
+ * OffsetCommitValue v0-4, GroupMetadataKey, GroupMetadataValue v0-4);
+ * the framing, int16 key type | key body (version 0) and int16 value
+ * version | value body, is at the top of src/proto/proto_rec.c. A null
+ * value (record value length -1) is a tombstone.
  *
- * OffsetCommit key, version 1 (version 0 is the same):
- *   version i16 = 1 | group string | topic string | partition i32
- * OffsetCommit value, version 3 (what we write):
- *   version i16 = 3 | offset i64 | leaderEpoch i32 | metadata string |
- *   commitTimestamp i64
- * OffsetCommit value, version 1 (what we write for a commit with a
- * retention time, OffsetCommit v2-4):
- *   version i16 = 1 | offset i64 | metadata string | commitTimestamp i64 |
- *   expireTimestamp i64
- *   (v0 and v2: offset | metadata | commitTimestamp; v4: like v3 with a
- *   compact string and a tagged-field section at the end)
- *
- * GroupMetadata key, version 2:
- *   version i16 = 2 | group string
- * GroupMetadata value, version 3 (what we write):
- *   version i16 = 3 | protocolType string | generation i32 |
- *   protocol string (nullable) | leader string (nullable) |
- *   currentStateTimestamp i64 | members count i32, then each:
- *     memberId string | groupInstanceId string (nullable) |
- *     clientId string | clientHost string | rebalanceTimeout i32 |
- *     sessionTimeout i32 | subscription bytes | assignment bytes
- *   (v0 lacks groupInstanceId, rebalanceTimeout and the timestamp; v1
- *   adds rebalanceTimeout; v2 the timestamp; v3 groupInstanceId; v4 is v3
- *   in the compact encoding with tagged-field sections after each struct)
- *
- * A null value (record value length -1) is a tombstone. */
+ * What we write: OffsetCommitKey (type 1); OffsetCommitValue v3, or v1
+ * for a commit that carries a retention time (OffsetCommit v2-4), as
+ * Kafka does; GroupMetadataKey (type 2); GroupMetadataValue v3
+ * (tests/unit/test_rec_compat holds these to the bytes the earlier
+ * hand-written codec wrote). Every value version is read. */
 #include "coord/grp_rec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "util/rd.h"
+#include "proto/proto_rec.h"
+#include "util/mem.h"
 
-static void grp_rec_put_str(buf_t *out, proto_str_t s)
-{
-    if (s.len < 0 || !s.p) {
-        buf_put_i16(out, -1);
-        return;
-    }
-    buf_put_i16(out, (int16_t)s.len);
-    buf_put(out, s.p, (size_t)s.len);
-}
+#define GRP_REC_OFFSET_VALUE_VERSION 3
+#define GRP_REC_OFFSET_VALUE_EXPIRE_VERSION 1
+#define GRP_REC_GROUP_VALUE_VERSION 3
 
-static void grp_rec_put_bytes(buf_t *out, proto_bytes_t b)
-{
-    int32_t len = b.len < 0 ? 0 : b.len;
-    buf_put_i32(out, len);
-    buf_put(out, b.p, (size_t)len);
-}
+typedef proto_rec_group_metadata_value_member_metadata_t grp_rec_pmember_t;
 
 void grp_rec_offset_key(buf_t *out, proto_str_t group, proto_str_t topic, int32_t partition)
 {
-    buf_put_i16(out, GRP_REC_KEY_OFFSET);
-    grp_rec_put_str(out, group);
-    grp_rec_put_str(out, topic);
-    buf_put_i32(out, partition);
+    proto_rec_offset_commit_key_t k;
+
+    proto_rec_offset_commit_key_init(&k);
+    k.group = group;
+    k.topic = topic;
+    k.partition = partition;
+    proto_rec_offset_commit_key_write(&k, 0, out);
 }
 
 void grp_rec_offset_value(buf_t *out, const grp_rec_offset_t *v)
 {
-    proto_str_t md = v->metadata.len < 0 ? PROTO_STR("") : v->metadata;
-    if (v->expire_ts >= 0) {
-        buf_put_i16(out, 1);
-        buf_put_i64(out, v->offset);
-        grp_rec_put_str(out, md);
-        buf_put_i64(out, v->commit_ts);
-        buf_put_i64(out, v->expire_ts);
-        return;
-    }
-    buf_put_i16(out, 3);
-    buf_put_i64(out, v->offset);
-    buf_put_i32(out, v->leader_epoch);
-    grp_rec_put_str(out, md);
-    buf_put_i64(out, v->commit_ts);
+    proto_rec_offset_commit_value_t r;
+
+    proto_rec_offset_commit_value_init(&r);
+    r.offset = v->offset;
+    r.leader_epoch = v->leader_epoch;
+    r.metadata = v->metadata; /* a null one goes out as "" */
+    r.commit_timestamp = v->commit_ts;
+    r.expire_timestamp = v->expire_ts;
+    proto_rec_offset_commit_value_write(&r, v->expire_ts >= 0 ? GRP_REC_OFFSET_VALUE_EXPIRE_VERSION
+                                                              : GRP_REC_OFFSET_VALUE_VERSION,
+                                        out);
 }
 
 void grp_rec_group_key(buf_t *out, proto_str_t group)
 {
-    buf_put_i16(out, GRP_REC_KEY_GROUP);
-    grp_rec_put_str(out, group);
+    proto_rec_group_metadata_key_t k;
+
+    proto_rec_group_metadata_key_init(&k);
+    k.group = group;
+    proto_rec_group_metadata_key_write(&k, 0, out);
+}
+
+static void grp_rec_member_to(grp_rec_pmember_t *d, const grp_rec_member_t *m)
+{
+    proto_rec_group_metadata_value_member_metadata_init(d);
+    d->member_id = m->member_id;
+    d->group_instance_id = m->instance_id;
+    d->client_id = m->client_id;
+    d->client_host = m->client_host;
+    d->rebalance_timeout = m->rebalance_timeout;
+    d->session_timeout = m->session_timeout;
+    d->subscription = m->subscription;
+    d->assignment = m->assignment;
 }
 
 void grp_rec_group_value(buf_t *out, const grp_rec_group_t *g)
 {
-    buf_put_i16(out, 3);
-    grp_rec_put_str(out, g->protocol_type.len < 0 ? PROTO_STR("") : g->protocol_type);
-    buf_put_i32(out, g->generation);
-    grp_rec_put_str(out, g->protocol);
-    grp_rec_put_str(out, g->leader);
-    buf_put_i64(out, g->state_ts);
-    buf_put_i32(out, g->nmembers);
-    for (int32_t i = 0; i < g->nmembers; i++) {
-        const grp_rec_member_t *m = &g->members[i];
-        grp_rec_put_str(out, m->member_id);
-        grp_rec_put_str(out, m->instance_id);
-        grp_rec_put_str(out, m->client_id);
-        grp_rec_put_str(out, m->client_host);
-        buf_put_i32(out, m->rebalance_timeout);
-        buf_put_i32(out, m->session_timeout);
-        grp_rec_put_bytes(out, m->subscription);
-        grp_rec_put_bytes(out, m->assignment);
-    }
+    proto_rec_group_metadata_value_t r;
+    grp_rec_pmember_t *pm = xcalloc((size_t)g->nmembers + 1, sizeof(*pm));
+
+    proto_rec_group_metadata_value_init(&r);
+    r.protocol_type = g->protocol_type; /* a null one goes out as "" */
+    r.generation = g->generation;
+    r.protocol = g->protocol;
+    r.leader = g->leader;
+    r.current_state_timestamp = g->state_ts;
+    for (int32_t i = 0; i < g->nmembers; i++)
+        grp_rec_member_to(&pm[i], &g->members[i]);
+    r.members.n = g->nmembers;
+    r.members.v = pm;
+    proto_rec_group_metadata_value_write(&r, GRP_REC_GROUP_VALUE_VERSION, out);
+    free(pm);
 }
 
 /* ---- decoding ---- */
 
-/* A string in the classic (int16) or compact (uvarint len+1) form. */
-static proto_str_t grp_rec_str(rd_t *rd, int flex)
-{
-    proto_str_t s = {NULL, -1};
-    int32_t len = flex ? (int32_t)rd_uvarint(rd) - 1 : rd_i16(rd);
-    if (len < 0)
-        return s;
-    s.p = (const char *)rd_take(rd, (size_t)len);
-    s.len = s.p ? len : -1;
-    return s;
-}
-
-static proto_bytes_t grp_rec_bytes(rd_t *rd, int flex)
-{
-    proto_bytes_t b = {NULL, -1};
-    int32_t len = flex ? (int32_t)rd_uvarint(rd) - 1 : rd_i32(rd);
-    if (len < 0)
-        return b;
-    b.p = rd_take(rd, (size_t)len);
-    b.len = b.p ? len : -1;
-    return b;
-}
-
-/* Skips a tagged-field section (flexible versions only). */
-static void grp_rec_skip_tags(rd_t *rd, int flex)
-{
-    if (!flex)
-        return;
-    uint32_t n = rd_uvarint(rd);
-    for (uint32_t i = 0; i < n && !rd->err; i++) {
-        rd_uvarint(rd);
-        rd_take(rd, rd_uvarint(rd));
-    }
-}
-
 int grp_rec_key_decode(const uint8_t *p, size_t len, grp_rec_key_t *k)
 {
-    rd_t rd;
-    rd_init(&rd, p, len);
+    proto_rec_group_key_any_t u;
+    proto_rec_info_t info;
+    int rc = proto_rec_decode(PROTO_REC_KIND_GROUP_KEY, 0, p, len, &u, sizeof(u), NULL, &info);
+
     memset(k, 0, sizeof(*k));
-    k->version = rd_i16(&rd);
-    if (rd.err)
+    if (rc < 0)
         return -1;
-    if (k->version > GRP_REC_KEY_GROUP || k->version < 0)
+    k->version = info.type;
+    if (rc > 0) /* a record type this module does not handle */
         return 0;
-    k->group = grp_rec_str(&rd, 0);
-    if (k->version != GRP_REC_KEY_GROUP) {
-        k->topic = grp_rec_str(&rd, 0);
-        k->partition = rd_i32(&rd);
-        if (k->topic.len < 0)
-            rd.err = 1;
+    switch (info.type) {
+    case PROTO_REC_GROUP_METADATA_KEY:
+        k->group = u.group_metadata_key.group;
+        break;
+    case PROTO_REC_LEGACY_OFFSET_COMMIT_KEY: /* the same fields as v1 */
+        k->group = u.legacy_offset_commit_key.group;
+        k->topic = u.legacy_offset_commit_key.topic;
+        k->partition = u.legacy_offset_commit_key.partition;
+        break;
+    default:
+        k->group = u.offset_commit_key.group;
+        k->topic = u.offset_commit_key.topic;
+        k->partition = u.offset_commit_key.partition;
+        break;
     }
-    return rd.err || k->group.len < 0 ? -1 : 0;
+    return 0;
 }
 
 int grp_rec_offset_decode(const uint8_t *p, size_t len, grp_rec_offset_t *v)
 {
-    rd_t rd;
-    rd_init(&rd, p, len);
-    int16_t ver = rd_i16(&rd);
-    int flex = ver >= 4;
+    proto_rec_offset_commit_value_t r;
 
-    if (ver < 0)
+    if (proto_rec_offset_commit_value_read(&r, NULL, p, len, NULL))
         return -1;
-    v->offset = rd_i64(&rd);
-    v->leader_epoch = ver >= 3 ? rd_i32(&rd) : -1;
-    v->metadata = grp_rec_str(&rd, flex);
-    v->commit_ts = rd_i64(&rd);
-    v->expire_ts = ver == 1 ? rd_i64(&rd) : -1;
-    grp_rec_skip_tags(&rd, flex);
-    return rd.err ? -1 : 0;
+    v->offset = r.offset;
+    v->leader_epoch = r.leader_epoch; /* -1 below v3 */
+    v->metadata = r.metadata;
+    v->commit_ts = r.commit_timestamp;
+    v->expire_ts = r.expire_timestamp; /* -1 but in v1 */
+    return 0;
 }
 
-static void grp_rec_member_decode(rd_t *rd, int16_t ver, grp_rec_member_t *m)
+static void grp_rec_member_from(grp_rec_member_t *m, const grp_rec_pmember_t *s)
 {
-    int flex = ver >= 4;
-    m->member_id = grp_rec_str(rd, flex);
-    m->instance_id = ver >= 3 ? grp_rec_str(rd, flex) : (proto_str_t){NULL, -1};
-    m->client_id = grp_rec_str(rd, flex);
-    m->client_host = grp_rec_str(rd, flex);
-    m->rebalance_timeout = ver >= 1 ? rd_i32(rd) : -1;
-    m->session_timeout = rd_i32(rd);
-    m->subscription = grp_rec_bytes(rd, flex);
-    m->assignment = grp_rec_bytes(rd, flex);
-    grp_rec_skip_tags(rd, flex);
-    if (m->member_id.len < 0 || m->client_id.len < 0 || m->client_host.len < 0)
-        rd->err = 1;
+    m->member_id = s->member_id;
+    m->instance_id = s->group_instance_id; /* null below v3 */
+    m->client_id = s->client_id;
+    m->client_host = s->client_host;
+    m->rebalance_timeout = s->rebalance_timeout; /* -1 in v0 */
+    m->session_timeout = s->session_timeout;
+    m->subscription = s->subscription;
+    m->assignment = s->assignment;
 }
 
 int grp_rec_group_decode(const uint8_t *p, size_t len, grp_rec_group_t *g, arena_t *arena)
 {
-    rd_t rd;
-    rd_init(&rd, p, len);
-    int16_t ver = rd_i16(&rd);
-    int flex = ver >= 4;
+    proto_rec_group_metadata_value_t r;
 
     memset(g, 0, sizeof(*g));
-    if (ver < 0)
+    if (proto_rec_group_metadata_value_read(&r, NULL, p, len, arena))
         return -1;
-    g->protocol_type = grp_rec_str(&rd, flex);
-    g->generation = rd_i32(&rd);
-    g->protocol = grp_rec_str(&rd, flex);
-    g->leader = grp_rec_str(&rd, flex);
-    g->state_ts = ver >= 2 ? rd_i64(&rd) : -1;
-    int32_t n = flex ? (int32_t)rd_uvarint(&rd) - 1 : rd_i32(&rd);
-    /* Each member takes at least 20 bytes: a count beyond that is a lie. */
-    if (rd.err || n < 0 || (size_t)n > rd_remain(&rd) / 20 + 1)
-        return -1;
-    g->nmembers = n;
-    g->members = arena_calloc(arena, (size_t)n + 1, sizeof(*g->members));
-    for (int32_t i = 0; i < n && !rd.err; i++)
-        grp_rec_member_decode(&rd, ver, &g->members[i]);
-    grp_rec_skip_tags(&rd, flex);
-    if (g->protocol_type.len < 0)
-        rd.err = 1;
-    return rd.err ? -1 : 0;
+    g->protocol_type = r.protocol_type;
+    g->generation = r.generation;
+    g->protocol = r.protocol;
+    g->leader = r.leader;
+    g->state_ts = r.current_state_timestamp; /* -1 below v2 */
+    g->nmembers = r.members.n;
+    g->members = arena_calloc(arena, (size_t)g->nmembers + 1, sizeof(*g->members));
+    for (int32_t i = 0; i < g->nmembers; i++)
+        grp_rec_member_from(&g->members[i], &r.members.v[i]);
+    return 0;
 }
 
 /* ---- partition of a group ---- */

@@ -1,9 +1,10 @@
 /* Records of the internal topic __consumer_offsets, in Kafka's key/value
- * schemas (FORMATS.md §8.1), so that a data directory written by strand is
- * read by Kafka's tools and the other way round. Only the classic-group
- * records are written: OffsetCommit (key v1, value v3 or v1 with an expire
- * timestamp) and GroupMetadata (key v2, value v3); every value version
- * (0-4, flexible 4) is read. The byte layouts are at the top of grp_rec.c.
+ * schemas (protocol/records/group/NAME.def), so that a data directory
+ * written by strand is read by Kafka's tools and the other way round.
+ * Only the classic-group records are written: OffsetCommit (key v1, value
+ * v3 or v1 with an expire timestamp) and GroupMetadata (key v2, value v3);
+ * every value version (0-4, flexible 4) is read. What is written where is
+ * at the top of grp_rec.c.
  *
  * Decoded strings and bytes are slices into the record; nothing is copied
  * except the member array of a group (from the caller's arena). */

@@ -32,7 +32,8 @@
 
 
 /* Tells a log from a later one at the same place (log_uid). */
-static uint64_t log_next_uid = 1;
+/* Logs are opened on worker threads too (log_mgr_new_build). */
+static _Atomic uint64_t log_next_uid = 1;
 
 void log_config_defaults(log_config_t *cfg)
 {

@@ -1,4 +1,4 @@
-/* A partition's log: Kafka's on-disk layout (FORMATS §7), so a data
+/* A partition's log: Kafka's on-disk layout (protocol/FORMATS.md §7), so a data
  * directory written by strand can be read by Kafka's own tools.
  *
  * One log_t per partition directory "<topic>-<partition>". It owns the

@@ -1,6 +1,6 @@
 /* Record batch access: header decoding, CRC, in-place header patches and
  * record iteration. The byte layout is in log_batch.h; the records are
- * (FORMATS.md §4.3, lengths are zig-zag varints):
+ * (protocol/FORMATS.md §4.3, lengths are zig-zag varints):
  *   length varint | attributes i8 | timestampDelta varlong |
  *   offsetDelta varint | keyLength varint (-1 null) | key |
  *   valueLength varint (-1 null) | value | headersCount varint |

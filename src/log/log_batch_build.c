@@ -14,7 +14,7 @@
  *      timestampDelta varlong | offsetDelta varint |
  *      keyLength varint (-1 null) | key | valueLength varint (-1 null) |
  *      value | headersCount varint | headers (raw, as given)
- *  varint/varlong are zig-zag base-128 (FORMATS.md §2.3).
+ *  varint/varlong are zig-zag base-128 (protocol/FORMATS.md §2.3).
  */
 #include "log/log_batch.h"
 
@@ -172,7 +172,7 @@ void log_batch_build_txn_marker(buf_t *out, int64_t producer_id, int16_t produce
                                 int commit, int32_t coordinator_epoch, int64_t timestamp)
 {
     /* key: version i16 = 0, type i16; value: version i16 = 0,
-     * coordinator epoch i32 (FORMATS.md §5). */
+     * coordinator epoch i32 (protocol/FORMATS.md §5). */
     uint8_t key[4] = {0, 0, 0, commit ? LOG_CTRL_COMMIT : LOG_CTRL_ABORT};
     uint8_t value[6] = {0, 0, (uint8_t)((uint32_t)coordinator_epoch >> 24),
                         (uint8_t)((uint32_t)coordinator_epoch >> 16),

@@ -1,5 +1,5 @@
 /* Small files of the log layer written atomically (tmp, fsync, rename,
- * fsync of the directory) and Kafka's text checkpoint format (FORMATS
+ * fsync of the directory) and Kafka's text checkpoint format (protocol/FORMATS.md
  * §7.6): a version line, a count line, then one entry per line with
  * fields separated by a space. */
 #ifndef STRAND_LOG_LOG_CKPT_H

@@ -1,4 +1,4 @@
-/* leader-epoch-checkpoint (FORMATS §7.6), Kafka's text checkpoint format:
+/* leader-epoch-checkpoint (protocol/FORMATS.md §7.6), Kafka's text checkpoint format:
  *
  *   0\n                      version
  *   N\n                      entry count

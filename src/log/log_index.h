@@ -1,4 +1,4 @@
-/* The sparse indexes of a segment (FORMATS §7.2, §7.3): the offset index
+/* The sparse indexes of a segment (protocol/FORMATS.md §7.2, §7.3): the offset index
  * (.index) and the time index (.timeindex). Both are arrays of fixed-size
  * big-endian entries whose first field is ordered; the active segment's
  * files are pre-allocated to segment.index.bytes and memory-mapped

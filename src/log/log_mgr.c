@@ -1,5 +1,5 @@
 /* The log manager: the partition logs of this node across its log dirs.
- * Partition directories are "<topic>-<partition>" (FORMATS §7.1), each
+ * Partition directories are "<topic>-<partition>" (protocol/FORMATS.md §7.1), each
  * with a partition.metadata file of two lines:
  *
  *   version: 0
@@ -485,6 +485,28 @@ static void mgr_remove_tree(const char *path)
 log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
                       const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms)
 {
+    return log_mgr_create_in(mgr, -1, topic, partition, topic_id, cfg, now_ms);
+}
+
+int log_mgr_dir_nparts(const log_mgr_t *mgr, int i)
+{
+    return i >= 0 && i < mgr->ndirs ? mgr->dirs[i].nparts : 0;
+}
+
+int log_mgr_dir_index(const log_mgr_t *mgr, const uint8_t id[16])
+{
+    uint8_t mine[16];
+    for (int i = 0; i < mgr->ndirs; i++) {
+        log_mgr_dir_id(mgr, i, mine);
+        if (!memcmp(mine, id, 16))
+            return i;
+    }
+    return -1;
+}
+
+log_t *log_mgr_create_in(log_mgr_t *mgr, int dir, const char *topic, int32_t partition,
+                         const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms)
+{
     mgr_part_t *part = mgr_find(mgr, topic, partition);
     char name[512], *pdir;
     log_open_args_t a;
@@ -502,7 +524,7 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
         errno = EINVAL;
         return NULL;
     }
-    d = mgr_least_loaded(mgr);
+    d = dir >= 0 && dir < mgr->ndirs ? dir : mgr_least_loaded(mgr);
     part_key(name, sizeof(name), topic, partition);
     pdir = join(mgr->dirs[d].path, name);
     memset(&a, 0, sizeof(a));
@@ -527,6 +549,95 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
         return NULL;
     mgr_add_part(mgr, log, d, topic_id);
     return log;
+}
+
+/* ---- creation off the loop ---- */
+
+int log_mgr_new_prepare(log_mgr_t *mgr, int dir, const char *topic, int32_t partition,
+                        const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms,
+                        log_mgr_new_t *n)
+{
+    char name[512];
+
+    memset(n, 0, sizeof(*n));
+    if (mgr_find(mgr, topic, partition) || !topic_valid(topic) || partition < 0) {
+        errno = mgr_find(mgr, topic, partition) ? EEXIST : EINVAL;
+        return -1;
+    }
+    n->dir = dir >= 0 && dir < mgr->ndirs ? dir : mgr_least_loaded(mgr);
+    part_key(name, sizeof(name), topic, partition);
+    n->dirpath = xstrdup(mgr->dirs[n->dir].path);
+    n->pdir = join(n->dirpath, name);
+    n->topic = xstrdup(topic);
+    n->partition = partition;
+    if (topic_id && !uuid_is_zero(topic_id)) {
+        memcpy(n->topic_id, topic_id, 16);
+        n->has_topic_id = 1;
+    }
+    n->cfg = cfg ? *cfg : mgr->defaults;
+    n->now_ms = now_ms;
+    n->leader_epoch = -1;
+    return 0;
+}
+
+void log_mgr_new_build(log_mgr_new_t *n)
+{
+    log_open_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.topic = n->topic;
+    a.partition = n->partition;
+    a.log_start_offset = -1;
+    a.high_watermark = -1;
+    a.clean_shutdown = 1;
+    a.now_ms = n->now_ms;
+    n->log = log_open(n->pdir, &n->cfg, &a);
+    if (!n->log || (n->has_topic_id && pmeta_write(n->pdir, n->topic_id) < 0) ||
+        (n->leader_epoch >= 0 && log_epoch_assign(n->log, n->leader_epoch, 0) < 0) ||
+        log_ckpt_fsync_dir(n->dirpath) < 0) {
+        n->err = errno ? errno : EIO;
+        log_free(n->log);
+        n->log = NULL;
+        mgr_remove_tree(n->pdir);
+    }
+}
+
+static void log_mgr_new_free(log_mgr_new_t *n)
+{
+    free(n->dirpath);
+    free(n->pdir);
+    free(n->topic);
+    memset(n, 0, sizeof(*n));
+}
+
+log_t *log_mgr_new_adopt(log_mgr_t *mgr, log_mgr_new_t *n)
+{
+    log_t *log = n->log;
+    if (!log) {
+        int e = n->err ? n->err : EIO;
+        lg_error("%s: cannot create: %s", n->pdir, strerror(e));
+        log_mgr_new_free(n);
+        errno = e;
+        return NULL;
+    }
+    if (mgr_find(mgr, n->topic, n->partition)) {
+        lg_error("%s: created twice", n->pdir);
+        log_mgr_new_discard(n);
+        errno = EEXIST;
+        return NULL;
+    }
+    mgr_add_part(mgr, log, n->dir, n->has_topic_id ? n->topic_id : NULL);
+    log_mgr_new_free(n);
+    return log;
+}
+
+void log_mgr_new_discard(log_mgr_new_t *n)
+{
+    if (n->log) {
+        log_free(n->log);
+        n->log = NULL;
+        mgr_remove_tree(n->pdir);
+    }
+    log_mgr_new_free(n);
 }
 
 int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t now_ms)
@@ -611,14 +722,10 @@ int log_mgr_purge(log_mgr_t *mgr, int64_t now_ms)
 
 int log_mgr_checkpoint(log_mgr_t *mgr)
 {
-    int rc = 0;
-
-    for (int i = 0; i < mgr->ndirs; i++)
-        if (log_mgr_ckpt_write_dir(mgr, i) < 0) {
-            lg_error("%s: cannot write checkpoints: %s", mgr->dirs[i].path, strerror(errno));
-            rc = -1;
-        }
-    return rc;
+    log_mgr_ckpt_t ck;
+    log_mgr_checkpoint_begin(mgr, &ck);
+    log_mgr_checkpoint_run(&ck);
+    return log_mgr_checkpoint_end(&ck);
 }
 
 int log_mgr_retention(log_mgr_t *mgr, int64_t now_ms)

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "log/log.h"
+#include "util/buf.h"
 
 typedef struct log_mgr_s log_mgr_t;
 
@@ -79,6 +80,46 @@ log_t *log_mgr_create(log_mgr_t *mgr, const char *topic, int32_t partition,
                       const uint8_t topic_id[16], const log_config_t *cfg,
                       int64_t now_ms);
 
+/* log_mgr_create in log dir `dir` (index), or the least loaded when dir
+ * is -1 or not a log dir. */
+log_t *log_mgr_create_in(log_mgr_t *mgr, int dir, const char *topic, int32_t partition,
+                         const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms);
+/* Partitions in log dir i, and the index of the log dir with this
+ * directory.id (-1 if none). */
+int log_mgr_dir_nparts(const log_mgr_t *mgr, int i);
+int log_mgr_dir_index(const log_mgr_t *mgr, const uint8_t id[16]);
+
+/* A partition log made in three steps, so that the files are created and
+ * fsynced on a worker thread: log_mgr_new_prepare (loop) picks the log
+ * dir (dir, or the least loaded when -1) and the names; log_mgr_new_build
+ * (any thread: it touches only n and the new directory) creates and opens
+ * the log, writes partition.metadata and fsyncs the log dir;
+ * log_mgr_new_adopt (loop) makes the log the manager's and returns it, or
+ * NULL with errno when the build failed (its directory is removed then).
+ * log_mgr_new_discard drops a built log nobody wants any more (its topic
+ * was deleted meanwhile) and removes its directory. prepare returns 0, or
+ * -1 with errno (EEXIST: the manager has the partition already). */
+typedef struct log_mgr_new_s {
+    int dir;
+    char *dirpath, *pdir, *topic;
+    int32_t partition;
+    uint8_t topic_id[16];
+    int has_topic_id;
+    log_config_t cfg;
+    int64_t now_ms;
+    int32_t leader_epoch; /* >= 0: recorded in the new log's epoch cache (its
+                             leader-epoch-checkpoint written on the worker too) */
+    log_t *log;
+    int err;
+} log_mgr_new_t;
+
+int log_mgr_new_prepare(log_mgr_t *mgr, int dir, const char *topic, int32_t partition,
+                        const uint8_t topic_id[16], const log_config_t *cfg, int64_t now_ms,
+                        log_mgr_new_t *n);
+void log_mgr_new_build(log_mgr_new_t *n);
+log_t *log_mgr_new_adopt(log_mgr_t *mgr, log_mgr_new_t *n);
+void log_mgr_new_discard(log_mgr_new_t *n);
+
 /* Deletes a partition: closes its log and renames its directory to
  * "<topic>-<p>.<uuid hex>-delete"; the files are removed by log_mgr_purge()
  * after file.delete.delay.ms. Returns 0, or -1 with errno (ENOENT if the
@@ -100,6 +141,23 @@ int log_mgr_count(const log_mgr_t *mgr);
  * replication-offset-checkpoint of every log dir (tmp, fsync, rename,
  * fsync dir). Returns 0 or -1 with errno. */
 int log_mgr_checkpoint(log_mgr_t *mgr);
+
+/* The same in three steps, so that the files are written and fsynced on a
+ * worker: begin (loop) renders every file's text, run (any thread: it
+ * touches only ck) writes them, end (loop) logs what failed and frees ck.
+ * end returns 0 or -1. */
+typedef struct log_mgr_ckpt_s {
+    struct log_mgr_ckpt_file_s {
+        char *path;
+        buf_t data;
+        int rc;
+        int err;
+    } *files;
+    int nfiles;
+} log_mgr_ckpt_t;
+void log_mgr_checkpoint_begin(log_mgr_t *mgr, log_mgr_ckpt_t *ck);
+void log_mgr_checkpoint_run(log_mgr_ckpt_t *ck);
+int log_mgr_checkpoint_end(log_mgr_ckpt_t *ck);
 
 /* Housekeeping step for the caller's timer: retention and producer-id
  * expiry on every log. Returns the number of segments deleted. */

@@ -1,4 +1,4 @@
-/* The files at the root of each log dir (FORMATS §7.6, §7.7):
+/* The files at the root of each log dir (protocol/FORMATS.md §7.6, §7.7):
  *
  *   meta.properties   Java properties, version 1 (KRaft):
  *                       cluster.id=<22-char base64 uuid>
@@ -310,14 +310,14 @@ static int cmp_log(const void *a, const void *b)
 
 enum { CK_RECOVERY, CK_START, CK_HWM };
 
-static int ckpt_write_one(const char *dir, const char *name, log_t **logs, int n, int which)
+/* One checkpoint file's text, into out. */
+static void ckpt_render(log_t **logs, int n, int which, buf_t *out)
 {
-    char *path = mgr_path(dir, name), line[400];
-    int count = 0, rc;
-    buf_t body, b;
+    char line[400];
+    int count = 0;
+    buf_t body;
 
     buf_init(&body);
-    buf_init(&b);
     for (int i = 0; i < n; i++) {
         int64_t v = which == CK_RECOVERY ? log_recovery_point(logs[i])
                     : which == CK_HWM   ? log_high_watermark(logs[i])
@@ -329,23 +329,25 @@ static int ckpt_write_one(const char *dir, const char *name, log_t **logs, int n
         buf_put(&body, line, strlen(line));
         count++;
     }
+    buf_init(out);
     snprintf(line, sizeof(line), "0\n%d\n", count);
-    buf_put(&b, line, strlen(line));
-    buf_put(&b, body.p, body.len);
-    rc = log_ckpt_write_file(path, b.p, b.len);
-    buf_free(&b);
+    buf_put(out, line, strlen(line));
+    buf_put(out, body.p, body.len);
     buf_free(&body);
-    free(path);
-    return rc;
 }
 
-int log_mgr_ckpt_write_dir(log_mgr_t *mgr, int d)
+static const char *const ckpt_names[3] = {"recovery-point-offset-checkpoint",
+                                          "log-start-offset-checkpoint",
+                                          "replication-offset-checkpoint"};
+
+/* The three files of log dir d, rendered into ck. */
+static void ckpt_render_dir(log_mgr_t *mgr, int d, log_mgr_ckpt_t *ck)
 {
     log_t **logs = xmalloc(sizeof(*logs) * (mgr->parts.count + 1));
     size_t pos = 0, klen;
     const void *key;
     void *val;
-    int n = 0, rc = 0;
+    int n = 0;
 
     while (smap_next(&mgr->parts, &pos, &key, &klen, &val)) {
         mgr_part_t *part = val;
@@ -354,11 +356,54 @@ int log_mgr_ckpt_write_dir(log_mgr_t *mgr, int d)
     }
     if (n > 0)
         qsort(logs, (size_t)n, sizeof(*logs), cmp_log);
-    if (ckpt_write_one(mgr->dirs[d].path, "recovery-point-offset-checkpoint", logs, n,
-                       CK_RECOVERY) < 0 ||
-        ckpt_write_one(mgr->dirs[d].path, "log-start-offset-checkpoint", logs, n, CK_START) < 0 ||
-        ckpt_write_one(mgr->dirs[d].path, "replication-offset-checkpoint", logs, n, CK_HWM) < 0)
-        rc = -1;
+    ck->files = xrealloc(ck->files, (size_t)(ck->nfiles + 3) * sizeof(*ck->files));
+    for (int which = CK_RECOVERY; which <= CK_HWM; which++) {
+        struct log_mgr_ckpt_file_s *f = &ck->files[ck->nfiles++];
+        f->path = mgr_path(mgr->dirs[d].path, ckpt_names[which]);
+        f->rc = 0;
+        f->err = 0;
+        ckpt_render(logs, n, which, &f->data);
+    }
     free(logs);
+}
+
+void log_mgr_checkpoint_begin(log_mgr_t *mgr, log_mgr_ckpt_t *ck)
+{
+    memset(ck, 0, sizeof(*ck));
+    for (int i = 0; i < mgr->ndirs; i++)
+        ckpt_render_dir(mgr, i, ck);
+}
+
+void log_mgr_checkpoint_run(log_mgr_ckpt_t *ck)
+{
+    for (int i = 0; i < ck->nfiles; i++) {
+        ck->files[i].rc = log_ckpt_write_file(ck->files[i].path, ck->files[i].data.p,
+                                              ck->files[i].data.len);
+        ck->files[i].err = errno;
+    }
+}
+
+int log_mgr_checkpoint_end(log_mgr_ckpt_t *ck)
+{
+    int rc = 0;
+    for (int i = 0; i < ck->nfiles; i++) {
+        if (ck->files[i].rc < 0) {
+            lg_error("%s: cannot write: %s", ck->files[i].path, strerror(ck->files[i].err));
+            rc = -1;
+        }
+        free(ck->files[i].path);
+        buf_free(&ck->files[i].data);
+    }
+    free(ck->files);
+    memset(ck, 0, sizeof(*ck));
     return rc;
+}
+
+int log_mgr_ckpt_write_dir(log_mgr_t *mgr, int d)
+{
+    log_mgr_ckpt_t ck;
+    memset(&ck, 0, sizeof(ck));
+    ckpt_render_dir(mgr, d, &ck);
+    log_mgr_checkpoint_run(&ck);
+    return log_mgr_checkpoint_end(&ck);
 }

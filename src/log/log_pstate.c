@@ -1,5 +1,5 @@
 /* Producer state snapshots, as Kafka's ProducerStateManager writes them
- * (FORMATS §7.5, records/storage/ProducerSnapshot.json version 1). File
+ * (protocol/FORMATS.md §7.5; Kafka's ProducerSnapshot version 1). File
  * <20-digit offset>.snapshot in the partition directory, the offset being
  * the log end offset the state covers. Big-endian:
  *

@@ -1,4 +1,4 @@
-/* Segment files (FORMATS §7.1). A segment is three files sharing a base
+/* Segment files (protocol/FORMATS.md §7.1). A segment is three files sharing a base
  * name, the segment's base offset as 20 zero-padded decimal digits:
  *
  *   <base>.log        record batches (magic 2) back to back, exactly as

@@ -1,5 +1,5 @@
 /* One segment of a partition log: <20-digit base offset>.log with its
- * .index and .timeindex (FORMATS §7.1-7.3). The .log holds record batches
+ * .index and .timeindex (protocol/FORMATS.md §7.1-7.3). The .log holds record batches
  * back to back exactly as on the wire. Internal to the log module. */
 #ifndef STRAND_LOG_LOG_SEGMENT_H
 #define STRAND_LOG_LOG_SEGMENT_H

@@ -4,14 +4,14 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
+#include "net/net_xprt_tcp.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -29,7 +29,11 @@ struct net_outq_s {
 static void net_conn_io(net_loop_t *loop, net_io_t *io, int events);
 static void net_conn_process(net_conn_t *conn);
 
-static uint64_t net_conn_next_id = 1;
+/* Connection ids name a connection in the logs, so they must stay unique
+ * in the process when several loops (one per core, or two brokers in one
+ * test process) accept at once: one relaxed atomic add per accept, off
+ * the request path. */
+static atomic_uint_fast64_t net_conn_next_id = 1;
 
 static void net_conn_peer(net_conn_t *conn)
 {
@@ -64,11 +68,12 @@ net_conn_t *net_conn_new(net_loop_t *loop, int fd, const net_conn_ops_t *ops, in
     conn->io.fd = fd;
     conn->io.cb = net_conn_io;
     conn->io.data = conn;
+    net_xprt_tcp_attach(&conn->xprt);
     conn->loop = loop;
     conn->ops = ops;
     conn->max_frame = max_frame;
     conn->refs = 1;
-    conn->id = net_conn_next_id++;
+    conn->id = atomic_fetch_add_explicit(&net_conn_next_id, 1, memory_order_relaxed);
     conn->last_active = net_loop_now_mono(loop);
     arena_init(&conn->arena, 4096);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -130,7 +135,8 @@ void net_conn_close(net_conn_t *conn, const char *why)
         lg_info("closing connection %llu from %s: %s", (unsigned long long)conn->id, conn->peer,
                 why);
     net_io_del(conn->loop, &conn->io);
-    close(conn->io.fd);
+    conn->xprt.ops->close(conn->xprt.ctx, conn->io.fd);
+    conn->xprt.ctx = NULL;
     conn->io.fd = -1;
     if (conn->ops->on_close)
         conn->ops->on_close(conn);
@@ -207,7 +213,7 @@ static int net_conn_send_file(net_conn_t *conn, net_outq_t *q, int idx)
     buf_splice_t *s = &q->buf.spl[idx];
     size_t done = q->sent - net_splice_logical(q, idx);
     off_t off = (off_t)(s->off + (int64_t)done);
-    ssize_t w = sendfile(conn->io.fd, s->fd, &off, s->len - done);
+    ssize_t w = conn->xprt.ops->sendfile(conn->xprt.ctx, conn->io.fd, s->fd, &off, s->len - done);
     if (w < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
     if (w == 0) {
@@ -236,7 +242,7 @@ static int net_conn_flush(net_conn_t *conn)
                 break;
             continue;
         }
-        ssize_t w = writev(conn->io.fd, iov, n);
+        ssize_t w = conn->xprt.ops->writev(conn->xprt.ctx, conn->io.fd, iov, n);
         if (w < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 break;
@@ -256,6 +262,8 @@ static void net_conn_update_events(net_conn_t *conn)
         ev |= NET_WRITE;
     if (!conn->busy && !conn->eof && conn->out_pending < NET_OUT_HIGH_WATER)
         ev |= NET_READ;
+    if (conn->xprt.ops->wants)
+        ev = conn->xprt.ops->wants(conn->xprt.ctx, ev);
     if (net_io_set(conn->loop, &conn->io, ev) < 0)
         net_conn_close(conn, strerror(errno));
 }
@@ -393,7 +401,8 @@ static void net_conn_read(net_conn_t *conn)
 {
     for (;;) {
         net_conn_rbuf_room(conn);
-        ssize_t r = read(conn->io.fd, conn->rbuf + conn->rlen, conn->rcap - conn->rlen);
+        ssize_t r = conn->xprt.ops->read(conn->xprt.ctx, conn->io.fd, conn->rbuf + conn->rlen,
+                                         conn->rcap - conn->rlen);
         if (r < 0) {
             if (errno == EINTR)
                 continue;

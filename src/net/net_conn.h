@@ -5,7 +5,8 @@
  * which keeps responses in request order even when a handler answers later
  * (long-poll fetch). While a request is outstanding the socket is not read,
  * as Kafka mutes a channel, so the frame bytes stay where they are and
- * decoded requests may point into them. */
+ * decoded requests may point into them. Every byte goes through the
+ * connection's transport (net_xprt.h): plain TCP today. */
 #ifndef STRAND_NET_CONN_H
 #define STRAND_NET_CONN_H
 
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "net/net_loop.h"
+#include "net/net_xprt.h"
 #include "util/arena.h"
 #include "util/buf.h"
 
@@ -30,6 +32,7 @@ typedef struct net_outq_s net_outq_t;
 
 struct net_conn_s {
     net_io_t io;
+    net_xprt_t xprt;    /* how bytes move on io.fd */
     net_loop_t *loop;
     const net_conn_ops_t *ops;
     void *udata;        /* upper layer's per-connection state: udata_size

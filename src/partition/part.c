@@ -1,12 +1,12 @@
-/* The topic registry: lookups, watches, and building the registry at
- * start-up from the metadata image (part_meta.c makes the changes). */
+/* The topic registry: lookups, watches, partitions and their replicas,
+ * and building the registry at start-up from the metadata image
+ * (part_delta.c follows the changes after that). */
 #include "partition/part.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "net/net_pool.h"
 #include "partition/part_int.h"
@@ -58,6 +58,7 @@ void part_topic_free(topic_t *topic)
     for (int32_t i = 0; i < topic->nparts; i++)
         part_free(topic->parts[i]);
     free(topic->parts);
+    free(topic->creating);
     free(topic->name);
     free(topic);
 }
@@ -125,9 +126,18 @@ void part_topic_grow(topic_t *topic, int32_t nparts)
     if (nparts <= topic->nparts)
         return;
     topic->parts = xrealloc(topic->parts, (size_t)nparts * sizeof(part_t *));
-    for (int32_t i = topic->nparts; i < nparts; i++)
+    topic->creating = xrealloc(topic->creating, (size_t)nparts);
+    for (int32_t i = topic->nparts; i < nparts; i++) {
         topic->parts[i] = NULL;
+        topic->creating[i] = 0;
+    }
     topic->nparts = nparts;
+}
+
+void part_lead(part_t *part, int32_t epoch)
+{
+    part->leader_epoch = epoch;
+    part_update_hwm(part);
 }
 
 /* Leadership is (re)taken at start: a new epoch begins at the log end. */
@@ -255,45 +265,20 @@ static void part_reg_load(part_reg_t *reg, int64_t now_ms)
 part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms)
 {
     part_reg_t *reg = xcalloc(1, sizeof(*reg));
-    int fresh = 0;
 
     smap_init(&reg->by_name);
     smap_init(&reg->by_id);
     smap_init(&reg->by_norm);
     reg->logs = logs;
     reg->defaults = cfg->defaults;
-    if (cfg->props)
-        cfg_topic_apply_static(&reg->defaults, cfg->props);
     reg->num_partitions = cfg->num_partitions;
     reg->node_id = cfg->node_id;
-    reg->meta = meta_log_open(logs, now_ms, &fresh);
-    if (!reg->meta)
-        goto err;
-    if (fresh && part_meta_bootstrap(reg, now_ms) != 0)
-        goto err;
+    reg->ctl = cfg->ctl;
+    reg->meta = ctl_meta(cfg->ctl);
     part_reg_purge_strays(reg, now_ms);
     part_reg_load(reg, now_ms);
-    return reg;
-err:
-    lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
-    part_reg_free(reg);
-    return NULL;
-}
-
-part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions)
-{
-    part_reg_config_t cfg;
-    struct timespec ts;
-
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.defaults = *defaults;
-    cfg.num_partitions = num_partitions;
-    cfg.node_id = 1;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    part_reg_t *reg =
-        part_reg_open_ex(logs, &cfg, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    if (!reg)
-        exit(1);
+    reg->meta->listener.ctx = reg;
+    reg->meta->listener.on_commit = part_delta_apply;
     return reg;
 }
 
@@ -314,7 +299,8 @@ void part_reg_free(part_reg_t *reg)
     smap_free(&reg->by_name);
     smap_free(&reg->by_id);
     smap_free(&reg->by_norm);
-    meta_log_free(reg->meta);
+    if (reg->meta && reg->meta->listener.ctx == reg)
+        reg->meta->listener.on_commit = NULL;
     free(reg);
 }
 
@@ -349,21 +335,6 @@ topic_t *part_topic_next(part_reg_t *reg, size_t *pos)
 const mi_config_t *part_topic_dynamic(const part_reg_t *reg, const topic_t *topic)
 {
     return meta_image_config(&reg->meta->img, META_RES_TOPIC, topic->name, topic->name_len);
-}
-
-int16_t part_topic_name_check(const char *name, size_t len)
-{
-    if (len == 0 || len > 249)
-        return KERR_INVALID_TOPIC_EXCEPTION;
-    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-        return KERR_INVALID_TOPIC_EXCEPTION;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return KERR_INVALID_TOPIC_EXCEPTION;
-    }
-    return 0;
 }
 
 /* ---- watches ---- */

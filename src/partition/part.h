@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cluster/cfg_topic.h"
+#include "cluster/ctl.h"
 #include "cluster/meta_log.h"
 #include "log/log.h"
 #include "log/log_mgr.h"
@@ -65,7 +66,8 @@ struct topic_s {
     size_t name_len;
     uint8_t id[16];
     int32_t nparts;
-    part_t **parts;
+    part_t **parts;    /* NULL while offline or being created */
+    uint8_t *creating; /* per partition: its log is being made on a worker */
     topic_cfg_t cfg;
     bool internal;
 };
@@ -78,7 +80,8 @@ typedef struct part_reg_s {
     topic_cfg_t defaults;   /* server.properties' topic defaults */
     int32_t num_partitions; /* num.partitions, for auto-creation */
     int32_t node_id;        /* the replica and leader of every partition */
-    meta_log_t *meta;       /* __cluster_metadata-0 and its image */
+    struct ctl_s *ctl;      /* the controller whose metadata log this follows */
+    meta_log_t *meta;       /* its metadata log and image (the controller's) */
     /* The data plane's machinery (part_attach): the loop everything runs
      * on, worker threads for validation, writes and fsyncs (NULL: all on
      * the loop), the write queue and the flush rounds. */
@@ -90,105 +93,33 @@ typedef struct part_reg_s {
 } part_reg_t;
 
 typedef struct part_reg_config_s {
-    topic_cfg_t defaults;   /* topic defaults from the broker config */
-    const props_t *props;   /* server.properties (NULL = none): its topic
-                               default keys are applied over defaults */
+    topic_cfg_t defaults;   /* topic defaults, server.properties applied */
     int32_t num_partitions;
     int32_t node_id;
+    struct ctl_s *ctl;      /* the controller (cluster/ctl.h): its metadata
+                               log is what the registry follows */
 } part_reg_config_t;
 
-/* Opens the metadata log (creating it on a first start, or synthesizing
- * its records from the partition directories of a data dir that predates
- * it), replays it, and builds the registry from the image: every
+/* Builds the registry from the controller's metadata image: every
  * partition's log is opened with its topic's config, created if the image
  * has it and the disk does not, and a partition directory the image does
  * not know (a topic deleted just before a crash) is deleted. Bumps every
  * partition's leader epoch, as a KRaft controller does when the only
- * broker comes back. Returns a registry owned by the caller
- * (part_reg_free), or NULL after logging why (unreadable metadata log). */
+ * broker comes back. From then on the registry follows the metadata log:
+ * each committed change is applied (part_delta.c) before its requester is
+ * answered. Returns a registry owned by the caller (part_reg_free). */
 part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms);
-/* part_reg_open_ex with node id 1 and no properties; exits the process
- * when the metadata log cannot be read (kept for the broker's current
- * call, which does not check for NULL). */
-part_reg_t *part_reg_open(log_mgr_t *logs, const topic_cfg_t *defaults, int32_t num_partitions);
 /* Gives the registry its loop and pool (NULL: none, everything runs on
  * the loop). Before the first append. */
 void part_attach(part_reg_t *reg, struct net_loop_s *loop, struct net_pool_s *pool);
 /* Frees topics and partitions; the logs belong to the log manager. */
 void part_reg_free(part_reg_t *reg);
 
-/* topic_t and part_t pointers stay valid until the topic is deleted
- * (part_topic_delete), so keep names or ids, not pointers, across
- * event-loop turns. */
+/* topic_t and part_t pointers stay valid until the topic is deleted (its
+ * RemoveTopicRecord is committed), so keep names or ids, not pointers,
+ * across event-loop turns. */
 topic_t *part_topic_get(part_reg_t *reg, const char *name, size_t len);
 topic_t *part_topic_by_id(part_reg_t *reg, const uint8_t id[16]);
-/* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
- * "..". Returns 0 or INVALID_TOPIC_EXCEPTION (17). */
-int16_t part_topic_name_check(const char *name, size_t len);
-/* The same check with Kafka's message (why the name is invalid) in err. */
-int16_t part_topic_name_error(const char *name, size_t len, char *err, size_t errlen);
-
-/* A topic config change: value NULL deletes the key (topic default). */
-typedef struct part_kv_s {
-    const char *key;
-    const char *value;
-} part_kv_t;
-
-/* Checks a topic creation as Kafka's controller does, changing nothing,
- * in Kafka's order: INVALID_TOPIC_EXCEPTION (17) for a bad name,
- * INVALID_REQUEST (42) for an internal name that cannot be created,
- * TOPIC_ALREADY_EXISTS (36), INVALID_TOPIC_EXCEPTION for a '.'/'_'
- * collision, INVALID_CONFIG (40) for unknown keys (first), then null or
- * invalid values, INVALID_PARTITIONS (37) for nparts < 1. Kafka's message
- * goes to err. */
-int16_t part_topic_check_new(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
-                             const part_kv_t *kv, int nkv, char *err, size_t errlen);
-/* Creates a topic with nparts partitions and dynamic configs kv: the
- * partition logs first, then one metadata batch (TopicRecord,
- * ConfigRecords, PartitionRecords) that makes it exist; if that fails the
- * new logs are deleted again. Returns 0 and *out, the errors of
- * part_topic_check_new, or KAFKA_STORAGE_ERROR (56). */
-int16_t part_topic_create_kv(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
-                             const part_kv_t *kv, int nkv, int64_t now_ms, topic_t **out,
-                             char *err, size_t errlen);
-/* Creates a topic with nparts partitions (cfg NULL = defaults; otherwise
- * the keys where cfg differs from the defaults become its dynamic
- * configs). Returns 0 and *out, or TOPIC_ALREADY_EXISTS (36),
- * INVALID_TOPIC_EXCEPTION (17) for a bad name or a '.'/'_' collision,
- * INVALID_PARTITIONS (37), INVALID_REQUEST (42), KAFKA_STORAGE_ERROR
- * (56). */
-int16_t part_topic_create(part_reg_t *reg, const char *name, size_t len, int32_t nparts,
-                          const topic_cfg_t *cfg, int64_t now_ms, topic_t **out);
-/* Deletes a topic: a RemoveTopicRecord, then every partition's log is
- * closed and its directory renamed for deletion (the files go when the
- * broker's retention job runs log_mgr_purge), and fetches waiting on it
- * are woken. topic is freed. The name can be used again at once. Returns
- * 0 or KAFKA_STORAGE_ERROR (56) (nothing changed). */
-int16_t part_topic_delete(part_reg_t *reg, topic_t *topic, int64_t now_ms);
-/* Grows topic to count partitions (logs, then PartitionRecords). Returns
- * 0, INVALID_PARTITIONS (37) with Kafka's message when count is not larger,
- * or KAFKA_STORAGE_ERROR. validate_only: check only. */
-int16_t part_topic_add_partitions(part_reg_t *reg, topic_t *topic, int32_t count,
-                                  int validate_only, int64_t now_ms, char *err, size_t errlen);
-/* Changes a topic's dynamic configs: kv are set (or deleted, value NULL)
- * on top of the current ones, or, with replace, become the whole set
- * (legacy AlterConfigs). The result is validated (INVALID_CONFIG with
- * Kafka's message), persisted as ConfigRecords and applied to the live
- * logs, so retention and roll use it from their next run. validate_only:
- * check only. Returns 0, INVALID_CONFIG (40) or KAFKA_STORAGE_ERROR. */
-int16_t part_topic_alter_configs(part_reg_t *reg, topic_t *topic, const part_kv_t *kv, int nkv,
-                                 int replace, int validate_only, int64_t now_ms, char *err,
-                                 size_t errlen);
-/* 1 when the metadata log is offline: its fsync failed (see "When the
- * disk fails" in log/log.h), so no topic, partition or config can change
- * until a restart recovers it. Kafka halts a node whose metadata log dir
- * fails; Strand keeps serving the topics it has, and the functions above
- * that change them answer KAFKA_STORAGE_ERROR (56) with this message,
- * without creating or touching any partition log. */
-int part_meta_offline(const part_reg_t *reg);
-#define PART_META_OFFLINE_MSG                                                                     \
-    "The metadata log is offline after a disk failure: topics and configs cannot change until "  \
-    "the broker is restarted."
 
 /* Makes cfg the topic's config, on its live logs too (retention, roll
  * and flush use it from their next run). */
@@ -213,6 +144,14 @@ static inline part_t *part_get(topic_t *topic, int32_t index)
  * controller takes its only replica out of leadership (leader -1). A
  * partition whose log dir is gone at start-up has no part_t at all
  * (topic->parts[i] NULL) and counts as offline too. */
+/* 1 while the partition's log is being created (its PartitionRecord is
+ * committed, its files are made on a worker): clients are told to retry
+ * as when a broker has not caught up with the metadata yet. */
+static inline int part_creating(const topic_t *topic, int32_t index)
+{
+    return index >= 0 && index < topic->nparts && topic->creating && topic->creating[index];
+}
+
 static inline int part_offline(const part_t *part)
 {
     return !part || log_offline(part->log);

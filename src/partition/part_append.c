@@ -51,10 +51,14 @@ static void part_append_limits(part_append_t *op, const topic_cfg_t *cfg, log_ba
 static int16_t part_append_check(part_append_t *op, part_append_ent_t *ent)
 {
     part_t *part = part_append_find(op->reg, ent, 1);
-    if (!part)
+    if (!part) {
+        topic_t *t = part_topic_by_id(op->reg, ent->id);
+        if (t && part_creating(t, ent->partition))
+            return KERR_NOT_LEADER_OR_FOLLOWER;
         return ent->by_id && !part_topic_by_id(op->reg, ent->topic_id)
                    ? KERR_UNKNOWN_TOPIC_ID
                    : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
     if (part->topic->internal && op->origin != PART_ORIGIN_COORDINATOR)
         return KERR_INVALID_TOPIC_EXCEPTION; /* clients may not write there */
     if (op->acks != 0 && op->acks != 1 && op->acks != -1)

@@ -8,6 +8,7 @@
 
 #include "partition/part_delay.h"
 #include "partition/part_int.h"
+#include "util/kerr.h"
 
 static topic_t *part_fetch_topic(const part_fetch_t *f, const part_fetch_item_t *it)
 {
@@ -44,19 +45,35 @@ static void part_fetch_close_fds(part_fetch_t *f)
         }
 }
 
+/* A partition the metadata does not know (its topic deleted, say). As
+ * Kafka's broker sets such partitions aside before it reads, they do not
+ * end the wait for the others: a consumer of a deleted topic and a live
+ * one long-polls on the live one instead of spinning on the error. */
+static int part_fetch_unknown(int16_t err)
+{
+    return err == KERR_UNKNOWN_TOPIC_ID || err == KERR_UNKNOWN_TOPIC_OR_PARTITION;
+}
+
 /* Reads everything; completes when there is enough, an error or a
- * divergence to report (which a client acts on at once), or final. */
+ * divergence to report (which a client acts on at once), or final; or
+ * at once when every partition is unknown (nothing to wait for). */
 static int part_fetch_try(void *owner, int final)
 {
     part_fetch_t *f = owner;
     int64_t budget = f->max_bytes;
     size_t bytes = 0;
-    int news = 0;
+    int news = 0, known = 0;
 
     for (int i = 0; i < f->nitems; i++) {
+        const part_read_t *rd = &f->items[i].rd;
         part_fetch_one(f, &f->items[i], &budget, &bytes);
-        news |= f->items[i].rd.err != 0 || f->items[i].rd.diverging_epoch >= 0;
+        if (part_fetch_unknown(rd->err))
+            continue;
+        known++;
+        news |= rd->err != 0 || rd->diverging_epoch >= 0;
     }
+    if (!known && f->nitems > 0)
+        news = 1;
     if (!final && !news && (int64_t)bytes < f->min_bytes) {
         part_fetch_close_fds(f);
         return 0;

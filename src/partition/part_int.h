@@ -22,11 +22,16 @@ part_t *part_new(topic_t *topic, int32_t index, log_t *log, int32_t node_id);
 void part_free(part_t *part);
 /* Grows the parts array to nparts (new slots NULL). */
 void part_topic_grow(topic_t *topic, int32_t nparts);
+/* Leadership taken again at start-up: a new epoch (the last one + 1)
+ * begins at the log end. */
 void part_take_leadership(part_t *part);
-/* First start with this metadata log: the bootstrap records and, for a
- * data dir that has partition directories, records describing them.
- * Returns 0 or a Kafka error code. */
-int16_t part_meta_bootstrap(part_reg_t *reg, int64_t now_ms);
+/* Leadership at a known epoch (a new partition's, from its record) whose
+ * start the log's epoch cache has already. */
+void part_lead(part_t *part, int32_t epoch);
+/* The metadata log's listener (part_delta.c): applies a committed
+ * change to the registry and the logs. */
+void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
+                      int64_t now_ms, void (*applied)(void *arg), void *arg);
 
 /* The append path's steps shared with the write queue (part_wq.c). */
 struct part_append_s;

@@ -13,6 +13,8 @@ int16_t part_find(topic_t *topic, int32_t index, part_t **part)
     *part = NULL;
     if (!topic || index < 0 || index >= topic->nparts)
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (part_creating(topic, index))
+        return KERR_NOT_LEADER_OR_FOLLOWER;
     if (part_offline(topic->parts[index]))
         return KERR_KAFKA_STORAGE_ERROR;
     if (!part_is_leader(topic->parts[index]))

@@ -62,11 +62,12 @@ typedef struct proto_struct_s {
 } proto_struct_t;
 
 typedef struct proto_msg_s {
-    const char *name; /* e.g. "ProduceRequest" */
+    const char *name; /* e.g. "ProduceRequest", "TopicRecord" */
     const proto_struct_t *st;
-    int16_t key;      /* API key, -1 for headers */
+    int16_t key;      /* API key or record type; -1 for headers and data records */
     int16_t vmin, vmax;
     int16_t flex_min; /* -1: never flexible */
+    uint8_t kind;     /* enum proto_rec_kind; NONE for API messages and headers */
 } proto_msg_t;
 
 /* Zero-fills m (st->size bytes) and applies the defaults. */
@@ -86,8 +87,10 @@ int proto_field_is_default(const proto_field_t *f, const void *p);
 /* Generated: the message table, for generic tests and tools. resp 0 gives
  * the request, 1 the response; NULL when undefined. */
 const proto_msg_t *proto_msg_lookup(int16_t api_key, int resp);
-/* Generated: every message in definition order, NULL-terminated. */
+/* Generated: every API message and header in definition order,
+ * NULL-terminated; proto_rec_all the same for the internal records. */
 extern const proto_msg_t *const proto_msg_all[];
+extern const proto_msg_t *const proto_rec_all[];
 extern const proto_msg_t proto_msg_request_header;
 extern const proto_msg_t proto_msg_response_header;
 

@@ -30,6 +30,36 @@ typedef struct {
     int64_t file_pos;
 } proto_records_t;
 
+/* Arrays of primitives have named types, so that code outside the
+ * generated structs can build, pass and assign them; n -1 = null. (An
+ * array of a struct is an anonymous struct of the same layout.) */
+typedef struct { int32_t n; bool *v; } proto_bool_array_t;
+typedef struct { int32_t n; int8_t *v; } proto_int8_array_t;
+typedef struct { int32_t n; int16_t *v; } proto_int16_array_t;
+typedef struct { int32_t n; uint16_t *v; } proto_uint16_array_t;
+typedef struct { int32_t n; int32_t *v; } proto_int32_array_t;
+typedef struct { int32_t n; uint32_t *v; } proto_uint32_array_t;
+typedef struct { int32_t n; int64_t *v; } proto_int64_array_t;
+typedef struct { int32_t n; double *v; } proto_float64_array_t;
+typedef struct { int32_t n; proto_uuid_t *v; } proto_uuid_array_t;
+typedef struct { int32_t n; proto_str_t *v; } proto_str_array_t;
+typedef struct { int32_t n; proto_bytes_t *v; } proto_bytes_array_t;
+typedef struct { int32_t n; proto_records_t *v; } proto_records_array_t;
+
+/* Kinds of internal records: which log a record schema belongs to, and
+ * so its framing (src/proto/proto_rec.h). API messages and headers are
+ * PROTO_REC_KIND_NONE. */
+enum proto_rec_kind {
+    PROTO_REC_KIND_NONE = 0,
+    PROTO_REC_KIND_METADATA,    /* __cluster_metadata record values */
+    PROTO_REC_KIND_CONTROL,     /* KRaft control record values */
+    PROTO_REC_KIND_DATA,        /* a schema used on its own */
+    PROTO_REC_KIND_GROUP_KEY,   /* __consumer_offsets keys */
+    PROTO_REC_KIND_GROUP_VALUE, /* __consumer_offsets values */
+    PROTO_REC_KIND_TXN_KEY,     /* __transaction_state keys */
+    PROTO_REC_KIND_TXN_VALUE    /* __transaction_state values */
+};
+
 /* The version ranges we have definitions for (not what we advertise).
  * flex_min is the first flexible version, -1 when none is. */
 typedef struct {

@@ -1,9 +1,12 @@
 /* Fault injection: the rules behind the wrappers of fault.h. A few rules
  * at most are armed at once, so they are a small fixed array scanned in
- * order; the first rule that fires decides. */
+ * order; the first rule that fires decides. All of fault_st is guarded by
+ * its mutex, which only armed calls and the arming functions take: the
+ * wrappers' unarmed path reads fault_armed alone. */
 #include "util/fault.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,19 +22,21 @@ typedef struct fault_slot_s {
     int64_t fired;    /* calls it failed */
 } fault_slot_t;
 
-int fault_armed;
+atomic_int fault_armed;
 
 static struct {
+    pthread_mutex_t mu;
     fault_slot_t slots[FAULT_MAX_RULES];
     int nslots;
     int counting;
     int paused;
-    int short_pending;   /* the write after a short one fails */
+    int short_pending;   /* the write after a short one fails... */
+    pthread_t short_thread; /* ...when short_thread makes it */
     int short_err;
     int64_t calls[FAULT_NOPS + 1]; /* [FAULT_NOPS] = all kinds */
     int64_t injected;
     int env_loaded;
-} fault_st;
+} fault_st = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static const char *const fault_names[FAULT_NOPS + 1] = {
     "open", "read", "write", "sync", "msync", "rename",
@@ -43,10 +48,25 @@ const char *fault_op_name(int op)
     return op >= 0 && op <= FAULT_NOPS ? fault_names[op] : "?";
 }
 
+static int fault_active(void)
+{
+    return !fault_st.paused && (fault_st.nslots > 0 || fault_st.counting || fault_st.short_pending);
+}
+
+/* Called with the mutex held, after every change of the state. */
 static void fault_update_armed(void)
 {
-    fault_armed = !fault_st.paused &&
-                  (fault_st.nslots > 0 || fault_st.counting || fault_st.short_pending);
+    atomic_store_explicit(&fault_armed, fault_active(), memory_order_relaxed);
+}
+
+static void fault_lock(void)
+{
+    pthread_mutex_lock(&fault_st.mu);
+}
+
+static void fault_unlock(void)
+{
+    pthread_mutex_unlock(&fault_st.mu);
 }
 
 /* Whether the call is one the slot counts (and counts it). */
@@ -70,21 +90,26 @@ static int fault_slot_due(const fault_slot_t *s)
     return s->seen > s->rule.after;
 }
 
-/* Every rule counts the calls it matches; the first one due decides. */
-int fault_check(fault_op_t op, size_t *len)
+/* The write that follows a short one on the same thread fails. Returns
+ * the errno to fail it with, or 0. */
+static int fault_short_follow_up(fault_op_t op)
+{
+    if (op != FAULT_WRITE || !fault_st.short_pending ||
+        !pthread_equal(fault_st.short_thread, pthread_self()))
+        return 0;
+    fault_st.short_pending = 0;
+    fault_update_armed();
+    fault_st.injected++;
+    return fault_st.short_err;
+}
+
+/* Counts the call against every rule; the first one due decides. Returns
+ * the errno to fail it with, or 0 (*len may have been cut). */
+static int fault_apply(fault_op_t op, size_t *len)
 {
     fault_slot_t *hit = NULL;
     int err;
 
-    fault_st.calls[op]++;
-    fault_st.calls[FAULT_NOPS]++;
-    if (op == FAULT_WRITE && fault_st.short_pending) {
-        fault_st.short_pending = 0;
-        fault_update_armed();
-        fault_st.injected++;
-        errno = fault_st.short_err;
-        return -1;
-    }
     for (int i = 0; i < fault_st.nslots; i++) {
         fault_slot_t *s = &fault_st.slots[i];
         if (fault_slot_counts(s, op) && !hit && fault_slot_due(s))
@@ -98,14 +123,36 @@ int fault_check(fault_op_t op, size_t *len)
     if (hit->rule.short_write && op == FAULT_WRITE && len && *len > 1) {
         *len /= 2;
         fault_st.short_pending = 1;
+        fault_st.short_thread = pthread_self();
         fault_st.short_err = err;
+        fault_update_armed();
         return 0;
     }
+    return err;
+}
+
+/* A call that saw fault_armed set may find the rules gone by the time it
+ * holds the mutex: it then passes uncounted, as if it had come earlier. */
+int fault_check(fault_op_t op, size_t *len)
+{
+    int err = 0;
+
+    fault_lock();
+    if (fault_active()) {
+        fault_st.calls[op]++;
+        fault_st.calls[FAULT_NOPS]++;
+        err = fault_short_follow_up(op);
+        if (!err)
+            err = fault_apply(op, len);
+    }
+    fault_unlock();
+    if (!err)
+        return 0;
     errno = err;
     return -1;
 }
 
-int fault_add(const fault_rule_t *rule)
+static int fault_add_locked(const fault_rule_t *rule)
 {
     fault_slot_t *s;
 
@@ -123,6 +170,14 @@ int fault_add(const fault_rule_t *rule)
     }
     fault_update_armed();
     return 0;
+}
+
+int fault_add(const fault_rule_t *rule)
+{
+    fault_lock();
+    int rc = fault_add_locked(rule);
+    fault_unlock();
+    return rc;
 }
 
 int fault_fail_nth(int op, int64_t nth, int err)
@@ -155,11 +210,13 @@ int fault_short_write_nth(int64_t nth, int err)
 
 void fault_count_calls(void)
 {
+    fault_lock();
     fault_st.counting = 1;
     fault_update_armed();
+    fault_unlock();
 }
 
-void fault_disarm(void)
+static void fault_disarm_locked(void)
 {
     for (int i = 0; i < fault_st.nslots; i++)
         free(fault_st.slots[i].while_path);
@@ -168,37 +225,59 @@ void fault_disarm(void)
     fault_update_armed();
 }
 
+void fault_disarm(void)
+{
+    fault_lock();
+    fault_disarm_locked();
+    fault_unlock();
+}
+
 void fault_reset(void)
 {
-    fault_disarm();
+    fault_lock();
+    fault_disarm_locked();
     fault_st.counting = 0;
     fault_st.paused = 0;
     memset(fault_st.calls, 0, sizeof(fault_st.calls));
     fault_st.injected = 0;
     fault_update_armed();
+    fault_unlock();
 }
 
 void fault_pause(void)
 {
+    fault_lock();
     fault_st.paused++;
     fault_update_armed();
+    fault_unlock();
 }
 
 void fault_resume(void)
 {
+    fault_lock();
     if (fault_st.paused > 0)
         fault_st.paused--;
     fault_update_armed();
+    fault_unlock();
 }
 
 int64_t fault_calls(int op)
 {
-    return op >= 0 && op <= FAULT_NOPS ? fault_st.calls[op] : 0;
+    int64_t n = 0;
+
+    fault_lock();
+    if (op >= 0 && op <= FAULT_NOPS)
+        n = fault_st.calls[op];
+    fault_unlock();
+    return n;
 }
 
 int64_t fault_injected(void)
 {
-    return fault_st.injected;
+    fault_lock();
+    int64_t n = fault_st.injected;
+    fault_unlock();
+    return n;
 }
 
 /* ---- specs ---- */
@@ -314,6 +393,7 @@ int fault_parse(const char *spec, char *err, size_t errlen)
     fault_rule_t rules[FAULT_MAX_RULES];
     int n = 0, rc = -1;
 
+    fault_lock();
     for (one = strtok_r(copy, ";", &save); one; one = strtok_r(NULL, ";", &save)) {
         if (!*one)
             continue;
@@ -327,9 +407,10 @@ int fault_parse(const char *spec, char *err, size_t errlen)
     }
     /* the rules point into copy: fault_add copies what it keeps */
     for (int i = 0; i < n; i++)
-        fault_add(&rules[i]);
+        fault_add_locked(&rules[i]);
     rc = 0;
 out:
+    fault_unlock();
     free(copy);
     return rc;
 }
@@ -337,10 +418,14 @@ out:
 int fault_env_load(char *err, size_t errlen)
 {
     const char *spec = getenv("STRAND_FAULT");
+    int loaded;
 
-    if (fault_st.env_loaded)
-        return 0;
+    fault_lock();
+    loaded = fault_st.env_loaded;
     fault_st.env_loaded = 1;
+    fault_unlock();
+    if (loaded)
+        return 0;
     if (!spec || !*spec)
         return 0;
     if (fault_parse(spec, err, errlen) < 0)

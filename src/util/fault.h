@@ -8,16 +8,22 @@
  *   - "fail every call of kind K after the first N"  (after; 0 = a dying
  *      disk: every call from now on), or only K of them (count: a burst)
  *   - "short-write the Nth write": half the bytes are written, the call
- *      returns that count, and the caller's next write fails with E (a
- *      disk filling up in the middle of a batch)
+ *      returns that count, and the next write of the same thread fails
+ *      with E (a disk filling up in the middle of a batch)
  *   - any of these only while a given file exists (while), so that a test
  *      can break and repair the disk of a running broker from outside.
  *
  * The arming state (fault_armed and the rules in fault.c) is a
  * process-wide test hook: the one global the project allows besides the
- * broker context. It is not thread-safe; the storage layer runs on one
- * thread. The broker arms it from the environment when it opens its log
- * dirs (log_mgr_open calls fault_env_load), e.g.
+ * broker context, since a disk is process-wide too. Worker threads call
+ * the wrappers (they write produced batches) while the loop arms rules and
+ * calls them as well, so the state is shared: fault_armed is an atomic
+ * read with a relaxed load (on the unarmed path that is one plain load
+ * and a branch, as before), and the rules and counters behind it are kept
+ * under a mutex that only the armed path takes. Every call is counted
+ * exactly once and a rule fires exactly as often as it says, whichever
+ * threads make the calls. The broker arms it from the environment when it
+ * opens its log dirs (log_mgr_open calls fault_env_load), e.g.
  *
  *   STRAND_FAULT="write:errno=ENOSPC:while=/tmp/t/full;sync:after=100:errno=EIO"
  *
@@ -38,6 +44,7 @@
 #define STRAND_UTIL_FAULT_H
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,8 +83,10 @@ typedef struct fault_rule_s {
 } fault_rule_t;
 
 /* Nonzero while a rule is armed or calls are being counted. Read by the
- * wrappers only; change it through the functions below. */
-extern int fault_armed;
+ * wrappers only (relaxed: a call racing with the arming may pass or be
+ * checked, as on a real disk that fails at some instant); change it
+ * through the functions below. */
+extern atomic_int fault_armed;
 
 /* The slow path of every wrapper: counts the call and applies the rules.
  * Returns 0 to go on with the call (*len may have been cut for a short
@@ -120,7 +129,9 @@ const char *fault_op_name(int op);
 
 /* ---- the wrappers: the system call of the same name, unless armed ---- */
 
-#define FAULT_FAILS(op, lenp) (__builtin_expect(fault_armed, 0) && fault_check((op), (lenp)) < 0)
+#define FAULT_FAILS(op, lenp)                                                                  \
+    (__builtin_expect(atomic_load_explicit(&fault_armed, memory_order_relaxed), 0) &&          \
+     fault_check((op), (lenp)) < 0)
 
 static inline int fault_open(const char *path, int flags, mode_t mode)
 {

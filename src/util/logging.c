@@ -1,15 +1,19 @@
 #include "util/logging.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/time.h>
 #include <time.h>
 
-static enum lg_level lg_min = LG_INFO;
+/* The level is process-wide (stderr is), read by every thread that logs
+ * (the loop and the workers) while a broker may set it: an atomic with
+ * relaxed order, a plain load on the logging path. */
+static atomic_int lg_min = LG_INFO;
 
 void lg_set_level(enum lg_level level)
 {
-    lg_min = level;
+    atomic_store_explicit(&lg_min, (int)level, memory_order_relaxed);
 }
 
 void lg_write(enum lg_level level, const char *fmt, ...)
@@ -21,7 +25,7 @@ void lg_write(enum lg_level level, const char *fmt, ...)
     va_list ap;
     int n;
 
-    if (level < lg_min)
+    if ((int)level < atomic_load_explicit(&lg_min, memory_order_relaxed))
         return;
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);

@@ -22,7 +22,7 @@ if ! command -v clang-14 >/dev/null || ! ls /usr/lib/llvm-14/lib/clang/*/lib/lin
     apt-get install -y -q clang-14 libclang-rt-14-dev >/dev/null
 fi
 
-SOURCES="src/proto/proto.c src/proto/proto_codec.c
+SOURCES="src/proto/proto.c src/proto/proto_codec.c src/proto/proto_rec.c
     src/util/mem.c src/util/arena.c src/util/buf.c src/util/props.c
     src/util/compress.c src/util/crc32c.c
     src/log/log_batch.c src/log/log_batch_validate.c src/log/log_batch_build.c

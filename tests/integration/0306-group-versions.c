@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "testlib/wire.h"
+#include "util/kerr.h"
 
 #define NJOIN 10
 
@@ -51,8 +52,27 @@ static char *cstr(proto_str_t s)
 
 /* ---- the APIs ---- */
 
+/* __consumer_offsets is created on a group's first use: until its creation
+ * is committed FindCoordinator answers COORDINATOR_NOT_AVAILABLE (Kafka
+ * too), and clients retry, as this does. */
+static void wait_coordinator(int fd)
+{
+    double deadline = tl_now() + 30;
+    for (;;) {
+        proto_find_coordinator_req_t r;
+        proto_find_coordinator_resp_t resp;
+        proto_find_coordinator_req_init(&r);
+        r.key = S(groups[0]);
+        CALL(fd, find_coordinator, 10, 3, &r, &resp);
+        if (resp.error_code != KERR_COORDINATOR_NOT_AVAILABLE || tl_now() > deadline)
+            return;
+        usleep(100 * 1000);
+    }
+}
+
 static void find_coordinators(int fd, int port)
 {
+    wait_coordinator(fd);
     for (int16_t v = 0; v <= 6; v++) {
         proto_find_coordinator_req_t r;
         proto_find_coordinator_resp_t resp;

@@ -18,8 +18,8 @@ static const uint8_t ID1[16] = {0x84, 0x90, 0xd2, 0xf3, 0xc0, 0x8e, 0x4e, 0x3c,
                                 0xa6, 0x9b, 0x41, 0xf1, 0xb4, 0xe8, 0x5d, 0x79};
 static const uint8_t ID2[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 static int32_t NODE = 1;
-static uint8_t DIR[1][16] = {{0x17, 0x12, 0x9f, 0x0d, 0x2f, 0xeb, 0x4f, 0x8f,
-                              0xba, 0xe4, 0xc3, 0x4d, 0x6a, 0xc2, 0x96, 0xa7}};
+static proto_uuid_t DIR[1] = {{{0x17, 0x12, 0x9f, 0x0d, 0x2f, 0xeb, 0x4f, 0x8f,
+                               0xba, 0xe4, 0xc3, 0x4d, 0x6a, 0xc2, 0x96, 0xa7}}};
 
 static meta_str_t S(const char *s)
 {
@@ -32,7 +32,7 @@ static meta_rec_t topic_rec(const char *name, const uint8_t id[16])
     meta_rec_t r;
     meta_rec_init(&r, META_REC_TOPIC);
     r.u.topic.name = S(name);
-    memcpy(r.u.topic.id, id, 16);
+    memcpy(r.u.topic.topic_id.b, id, 16);
     return r;
 }
 
@@ -41,10 +41,10 @@ static meta_rec_t part_rec(const uint8_t id[16], int32_t p)
     meta_rec_t r;
     meta_rec_init(&r, META_REC_PARTITION);
     r.u.part.partition_id = p;
-    memcpy(r.u.part.topic_id, id, 16);
+    memcpy(r.u.part.topic_id.b, id, 16);
     r.u.part.replicas = (meta_i32s_t){1, &NODE};
     r.u.part.isr = (meta_i32s_t){1, &NODE};
-    r.u.part.removing = r.u.part.adding = (meta_i32s_t){0, NULL};
+    r.u.part.removing_replicas = r.u.part.adding_replicas = (meta_i32s_t){0, NULL};
     r.u.part.leader = 1;
     r.u.part.leader_epoch = 0;
     r.u.part.partition_epoch = 0;
@@ -67,7 +67,7 @@ static meta_rec_t remove_rec(const uint8_t id[16])
 {
     meta_rec_t r;
     meta_rec_init(&r, META_REC_REMOVE_TOPIC);
-    memcpy(r.u.remove_topic_id, id, 16);
+    memcpy(r.u.remove_topic.topic_id.b, id, 16);
     return r;
 }
 
@@ -92,7 +92,7 @@ static void test_topic_record_bytes(void)
     CU_ASSERT_EQUAL(d.type, META_REC_TOPIC);
     CU_ASSERT_EQUAL(d.u.topic.name.len, 5);
     CU_ASSERT(memcmp(d.u.topic.name.p, "auto1", 5) == 0);
-    CU_ASSERT(memcmp(d.u.topic.id, ID1, 16) == 0);
+    CU_ASSERT(memcmp(d.u.topic.topic_id.b, ID1, 16) == 0);
     buf_free(&b);
     arena_destroy(&a);
 }
@@ -119,12 +119,12 @@ static void test_partition_record_bytes(void)
     CU_ASSERT_EQUAL(d.u.part.replicas.n, 1);
     CU_ASSERT_EQUAL(d.u.part.replicas.v[0], 1);
     CU_ASSERT_EQUAL(d.u.part.isr.n, 1);
-    CU_ASSERT_EQUAL(d.u.part.removing.n, 0);
+    CU_ASSERT_EQUAL(d.u.part.removing_replicas.n, 0);
     CU_ASSERT_EQUAL(d.u.part.leader, 1);
     CU_ASSERT_EQUAL(d.u.part.leader_epoch, 0);
     CU_ASSERT_EQUAL(d.u.part.directories.n, 1);
-    CU_ASSERT(memcmp(d.u.part.directories.v[0], DIR[0], 16) == 0);
-    CU_ASSERT_EQUAL(d.u.part.elr.n, -1);
+    CU_ASSERT(memcmp(d.u.part.directories.v[0].b, DIR[0].b, 16) == 0);
+    CU_ASSERT_EQUAL(d.u.part.eligible_leader_replicas.n, -1);
     CU_ASSERT_EQUAL(d.u.part.leader_recovery_state, 0);
 
     /* A tagged field that differs from its default is written. */
@@ -183,22 +183,22 @@ static void test_other_records(void)
     meta_rec_encode(&r, &b);
     CU_ASSERT_EQUAL(b.len, 3 + 16 + 1);
     CU_ASSERT_EQUAL(meta_rec_decode(&d, b.p, b.len, &a), 0);
-    CU_ASSERT(memcmp(d.u.remove_topic_id, ID2, 16) == 0);
+    CU_ASSERT(memcmp(d.u.remove_topic.topic_id.b, ID2, 16) == 0);
 
     buf_free(&b);
     buf_init(&b);
     meta_rec_init(&r, META_REC_FEATURE_LEVEL);
     r.u.feature.name = S("metadata.version");
-    r.u.feature.level = 25;
+    r.u.feature.feature_level = 25;
     meta_rec_encode(&r, &b);
     CU_ASSERT_EQUAL(b.len, 23); /* Kafka: valueSize 23 */
     CU_ASSERT_EQUAL(meta_rec_decode(&d, b.p, b.len, &a), 0);
-    CU_ASSERT_EQUAL(d.u.feature.level, 25);
+    CU_ASSERT_EQUAL(d.u.feature.feature_level, 25);
 
     buf_free(&b);
     buf_init(&b);
     meta_rec_init(&r, META_REC_PARTITION_CHANGE);
-    memcpy(r.u.change.topic_id, ID2, 16);
+    memcpy(r.u.change.topic_id.b, ID2, 16);
     r.u.change.partition_id = 3;
     r.u.change.leader = 2;
     r.u.change.isr = (meta_i32s_t){2, isr};
@@ -260,7 +260,7 @@ static void test_image_apply(void)
     CU_ASSERT_EQUAL(t->nparts, 2);
     CU_ASSERT(t->parts[1].present);
     CU_ASSERT_EQUAL(t->parts[1].leader, 1);
-    CU_ASSERT(memcmp(t->parts[1].dir, DIR[0], 16) == 0);
+    CU_ASSERT(memcmp(t->parts[1].dir, DIR[0].b, 16) == 0);
     CU_ASSERT_STRING_EQUAL(meta_image_config_get(&img, META_RES_TOPIC, "a", 1, "retention.ms"),
                            "5");
 
@@ -302,7 +302,7 @@ static void test_image_partition_change(void)
     meta_image_apply(&img, &t, err, sizeof(err));
     meta_image_apply(&img, &p, err, sizeof(err));
     meta_rec_init(&c, META_REC_PARTITION_CHANGE);
-    memcpy(c.u.change.topic_id, ID2, 16);
+    memcpy(c.u.change.topic_id.b, ID2, 16);
     c.u.change.partition_id = 0;
     c.u.change.leader = -1;
     CU_ASSERT_EQUAL(meta_image_apply(&img, &c, err, sizeof(err)), 0);

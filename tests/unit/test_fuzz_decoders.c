@@ -409,16 +409,16 @@ static meta_str_t mstr(proto_str_t s)
 static void make_meta_rec(meta_rec_t *rec, int16_t type)
 {
     static int32_t one[] = { 1 };
-    static uint8_t dirs[1][16];
+    static proto_uuid_t dirs[1];
     meta_rec_init(rec, type);
     switch (type) {
     case META_REC_TOPIC:
         rec->u.topic.name = mstr(fuzz_gen_topic(&gen));
-        memcpy(rec->u.topic.id, fuzz_gen_bytes(&gen, 16), 16);
+        memcpy(rec->u.topic.topic_id.b, fuzz_gen_bytes(&gen, 16), 16);
         break;
     case META_REC_PARTITION:
         rec->u.part.partition_id = (int32_t)fuzz_below(&gen.rng, 8);
-        memcpy(rec->u.part.topic_id, fuzz_gen_bytes(&gen, 16), 16);
+        memcpy(rec->u.part.topic_id.b, fuzz_gen_bytes(&gen, 16), 16);
         rec->u.part.replicas = rec->u.part.isr = (meta_i32s_t){ 1, one };
         rec->u.part.leader = 1;
         rec->u.part.leader_epoch = (int32_t)fuzz_below(&gen.rng, 3);
@@ -438,10 +438,10 @@ static void make_meta_rec(meta_rec_t *rec, int16_t type)
         break;
     case META_REC_FEATURE_LEVEL:
         rec->u.feature.name = (meta_str_t){ "metadata.version", 16 };
-        rec->u.feature.level = 20;
+        rec->u.feature.feature_level = 20;
         break;
     case META_REC_REMOVE_TOPIC:
-        memcpy(rec->u.remove_topic_id, fuzz_gen_bytes(&gen, 16), 16);
+        memcpy(rec->u.remove_topic.topic_id.b, fuzz_gen_bytes(&gen, 16), 16);
         break;
     }
 }

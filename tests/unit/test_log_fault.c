@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1125,6 +1126,96 @@ static void test_mgr_offline_log(void)
 
 /* ---- the fault module itself ---- */
 
+/* Worker threads write produced batches through the wrappers while the
+ * loop arms rules: every call is counted once and every rule fires exactly
+ * as often as it says, however the threads interleave (unguarded counters
+ * lose increments here), and a short write's follow-up failure hits the
+ * thread whose write was cut, not whichever writes next. */
+#define FT_THREADS 4
+#define FT_WRITES 4000
+#define FT_READS 1000
+
+typedef struct ft_worker_s {
+    pthread_t th;
+    int wfd, rfd;
+    int write_fails, read_fails, shorts;
+    int short_at, fail_at; /* index of the short write, of the first failed one */
+} ft_worker_t;
+
+static void *ft_run(void *arg)
+{
+    ft_worker_t *w = arg;
+    char buf[16] = "0123456789abcdef";
+    w->short_at = w->fail_at = -1;
+    for (int i = 0; i < FT_WRITES; i++) {
+        ssize_t n = fault_write(w->wfd, buf, sizeof(buf));
+        if (n < 0) {
+            w->write_fails++;
+            if (w->fail_at < 0)
+                w->fail_at = i;
+        } else if (n != (ssize_t)sizeof(buf)) {
+            w->shorts++;
+            w->short_at = i;
+        }
+        if (i < FT_READS && fault_read(w->rfd, buf, 1) < 0)
+            w->read_fails++;
+    }
+    return NULL;
+}
+
+static void ft_start(ft_worker_t *w)
+{
+    for (int i = 0; i < FT_THREADS; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].wfd = open("/dev/null", O_WRONLY);
+        w[i].rfd = open("/dev/zero", O_RDONLY);
+        CU_ASSERT_FATAL(w[i].wfd >= 0 && w[i].rfd >= 0);
+    }
+    for (int i = 0; i < FT_THREADS; i++)
+        CU_ASSERT_FATAL(pthread_create(&w[i].th, NULL, ft_run, &w[i]) == 0);
+    for (int i = 0; i < FT_THREADS; i++) {
+        pthread_join(w[i].th, NULL);
+        close(w[i].wfd);
+        close(w[i].rfd);
+    }
+}
+
+static void test_fault_threads(void)
+{
+    ft_worker_t w[FT_THREADS];
+    fault_rule_t burst = {.op = FAULT_WRITE, .after = 3000, .count = 500, .err = ENOSPC};
+    int wf = 0, rf = 0;
+
+    fault_reset();
+    CU_ASSERT_EQUAL(fault_add(&burst), 0);
+    CU_ASSERT_EQUAL(fault_fail_nth(FAULT_READ, 777, EIO), 0);
+    ft_start(w);
+    for (int i = 0; i < FT_THREADS; i++) {
+        wf += w[i].write_fails;
+        rf += w[i].read_fails;
+    }
+    CU_ASSERT_EQUAL(wf, 500);
+    CU_ASSERT_EQUAL(rf, 1);
+    CU_ASSERT_EQUAL(fault_calls(FAULT_WRITE), FT_THREADS * FT_WRITES);
+    CU_ASSERT_EQUAL(fault_calls(FAULT_READ), FT_THREADS * FT_READS);
+    CU_ASSERT_EQUAL(fault_injected(), 501);
+
+    fault_reset();
+    CU_ASSERT_EQUAL(fault_short_write_nth(2000, ENOSPC), 0);
+    ft_start(w);
+    int shorts = 0, fails = 0;
+    for (int i = 0; i < FT_THREADS; i++) {
+        shorts += w[i].shorts;
+        fails += w[i].write_fails;
+        if (w[i].shorts)
+            CU_ASSERT_EQUAL(w[i].fail_at, w[i].short_at + 1);
+    }
+    CU_ASSERT_EQUAL(shorts, 1);
+    CU_ASSERT_EQUAL(fails, 1);
+    CU_ASSERT_EQUAL(fault_injected(), 2);
+    fault_reset();
+}
+
 static void test_fault_rules(void)
 {
     char path[300], trigger[300], err[200];
@@ -1343,6 +1434,7 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("log faults", NULL, NULL);
     CU_add_test(s, "fault rules and specs", test_fault_rules);
+    CU_add_test(s, "fault rules under worker threads", test_fault_threads);
     CU_add_test(s, "short append cut off exactly", test_short_append_exact);
     CU_add_test(s, "failed fsync is never success", test_fsync_never_retried);
     CU_add_test(s, "fail the Nth call (EIO)", test_nth_eio);

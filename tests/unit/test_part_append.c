@@ -26,6 +26,7 @@ static log_mgr_t *mgr;
 static part_reg_t *reg;
 static net_loop_t *loop;
 static net_pool_t *pool;
+static ctl_t *ctl;
 
 static int rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -52,10 +53,17 @@ static int setup(void)
     log_config_defaults(&mc.defaults);
     if (!(mgr = log_mgr_open(&mc, NOW, err, sizeof(err))))
         return -1;
+    ctl_config_t cc;
+    memset(&cc, 0, sizeof(cc));
+    cc.node_id = 1;
+    part_topic_cfg_defaults(&cc.defaults);
+    if (!(ctl = ctl_open(mgr, &cc, NOW)))
+        return -1;
     memset(&pc, 0, sizeof(pc));
-    part_topic_cfg_defaults(&pc.defaults);
+    pc.defaults = cc.defaults;
     pc.num_partitions = 1;
     pc.node_id = 1;
+    pc.ctl = ctl;
     if (!(reg = part_reg_open_ex(mgr, &pc, NOW)) || !(loop = net_loop_new()))
         return -1;
     pool = net_pool_new(loop, 1, NULL);
@@ -68,6 +76,7 @@ static int teardown(void)
     net_pool_free(pool);
     part_append_shutdown(reg);
     part_reg_free(reg);
+    ctl_free(ctl);
     log_mgr_close(mgr, -1);
     net_loop_free(loop);
     nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
@@ -87,15 +96,34 @@ static void run_for(int64_t ms)
     net_loop_run(loop);
 }
 
+static void run_for(int64_t ms);
+
+static void created(ctl_op_t *op)
+{
+    (void)op;
+}
+
+/* The controller commits in the call: it has no pool. */
 static topic_t *topic(const char *name, const char *key, const char *value)
 {
-    part_kv_t kv[1] = {{key, value}};
-    topic_t *t = NULL;
-    char err[256];
-    CU_ASSERT_EQUAL_FATAL(part_topic_create_kv(reg, name, strlen(name), 1, kv, key ? 1 : 0, NOW,
-                                               &t, err, sizeof(err)),
-                          0);
-    return t;
+    ctl_kv_t kv[1] = {{key, value}};
+    ctl_op_t op;
+    memset(&op, 0, sizeof(op));
+    op.kind = CTL_CREATE_TOPIC;
+    op.name = name;
+    op.name_len = strlen(name);
+    op.nparts = 1;
+    op.rf = -1;
+    op.nassign = -1;
+    op.kv = kv;
+    op.nkv = key ? 1 : 0;
+    op.now_ms = NOW;
+    op.done = created;
+    ctl_submit(ctl, &op);
+    CU_ASSERT_EQUAL_FATAL(op.err, 0);
+    for (int i = 0; i < 100 && !part_topic_get(reg, name, strlen(name))->parts[0]; i++)
+        run_for(10); /* its log is made on the pool */
+    return part_topic_get(reg, name, strlen(name));
 }
 
 /* A batch of n records "v0".."v<n-1>" (n * size bytes of values). */

@@ -9,27 +9,13 @@
 
 #include "proto/proto.h"
 #include "proto/proto_desc.h"
+#include "proto/proto_rec.h"
+#include "tests/unit/unit_proto.h"
 #include "unit.h"
 
 static arena_t arena;
 
-/* Compares out's memory bytes with exp and prints both on a mismatch. */
-static int bytes_eq(const uint8_t *got, size_t gotlen, const uint8_t *exp,
-                    size_t explen)
-{
-    if (gotlen == explen && !memcmp(got, exp, explen))
-        return 1;
-    fprintf(stderr, "\n  expected %zu bytes:", explen);
-    for (size_t i = 0; i < explen; i++)
-        fprintf(stderr, " %02x", exp[i]);
-    fprintf(stderr, "\n  got      %zu bytes:", gotlen);
-    for (size_t i = 0; i < gotlen; i++)
-        fprintf(stderr, " %02x", got[i]);
-    fprintf(stderr, "\n");
-    return 0;
-}
-
-#define CHECK_BUF(b, exp) CU_ASSERT(bytes_eq((b)->p, (b)->len, (exp), sizeof(exp)))
+#define CHECK_BUF(b, exp) CU_ASSERT(unit_bytes_eq((b)->p, (b)->len, (exp), sizeof(exp)))
 
 static int str_is(proto_str_t s, const char *c)
 {
@@ -695,7 +681,7 @@ static void test_fetch_resp_splice(void)
             static const uint8_t after[] = { 0x01, 0x01, 0x09, 0x00, 0x00, 0x00,
                                              0x03, 0xff, 0xff, 0xff, 0xff, 0x00 };
             CU_ASSERT(b.p[at - 2] == 0xad && b.p[at - 1] == 0x02);
-            CU_ASSERT(bytes_eq(b.p + at, sizeof(after), after, sizeof(after)));
+            CU_ASSERT(unit_bytes_eq(b.p + at, sizeof(after), after, sizeof(after)));
         }
         CU_ASSERT_EQUAL(buf_total(&b), b.len + 300);
         buf_free(&b); /* closes the fd */
@@ -703,159 +689,6 @@ static void test_fetch_resp_splice(void)
 }
 
 /* ---- every message, every version: generic round trips ---- */
-
-static uint32_t rng_state = 12345;
-
-static uint32_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 17;
-    rng_state ^= rng_state << 5;
-    return rng_state;
-}
-
-static int in_v(int16_t v, int16_t lo, int16_t hi)
-{
-    return v >= lo && v <= hi;
-}
-
-static const char text[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-
-static void fill_struct(const proto_struct_t *st, void *m, int16_t v, int depth);
-
-static void fill_value(const proto_field_t *f, void *p, int16_t v, int nullable,
-                       int depth)
-{
-    uint64_t x = ((uint64_t)rnd() << 32) | rnd();
-    switch (f->type) {
-    case PROTO_T_BOOL: *(bool *)p = x & 1; break;
-    case PROTO_T_INT8: *(int8_t *)p = (int8_t)x; break;
-    case PROTO_T_INT16: *(int16_t *)p = (int16_t)x; break;
-    case PROTO_T_UINT16: *(uint16_t *)p = (uint16_t)x; break;
-    case PROTO_T_INT32: *(int32_t *)p = (int32_t)x; break;
-    case PROTO_T_UINT32: *(uint32_t *)p = (uint32_t)x; break;
-    case PROTO_T_INT64: *(int64_t *)p = (int64_t)x; break;
-    case PROTO_T_FLOAT64: *(double *)p = (double)(int32_t)x / 7.0; break;
-    case PROTO_T_UUID:
-        for (int i = 0; i < 16; i++)
-            ((uint8_t *)p)[i] = (uint8_t)rnd();
-        break;
-    case PROTO_T_STRING: {
-        proto_str_t *s = p;
-        if (nullable && x % 4 == 0)
-            *s = PROTO_STR_NULL;
-        else
-            *s = (proto_str_t){ text + (x >> 8) % 10, (int32_t)((x >> 16) % 7) };
-        break;
-    }
-    case PROTO_T_BYTES:
-    case PROTO_T_RECORDS: {
-        proto_bytes_t *b = p; /* records start with the same two members */
-        if (nullable && x % 4 == 0)
-            *b = (proto_bytes_t){ NULL, -1 };
-        else
-            *b = (proto_bytes_t){ (const uint8_t *)text + (x >> 8) % 10,
-                                  (int32_t)((x >> 16) % 9) };
-        break;
-    }
-    case PROTO_T_STRUCT:
-        fill_struct(f->sub, p, v, depth + 1);
-        break;
-    }
-}
-
-static void fill_field(const proto_field_t *f, void *p, int16_t v, int depth)
-{
-    int nullable = in_v(v, f->nmin, f->nmax);
-    if (!f->array) {
-        fill_value(f, p, v, nullable, depth);
-        return;
-    }
-    proto_array_t *a = p;
-    uint32_t x = rnd();
-    if (nullable && x % 5 == 0) {
-        a->n = -1;
-        a->v = NULL;
-        return;
-    }
-    a->n = (int32_t)((x >> 8) % (depth < 3 ? 3 : 2));
-    a->v = arena_calloc(&arena, (size_t)a->n + 1, f->elem_size);
-    for (int32_t i = 0; i < a->n; i++)
-        fill_value(f, (char *)a->v + (size_t)i * f->elem_size, v, 0, depth);
-}
-
-static void fill_struct(const proto_struct_t *st, void *m, int16_t v, int depth)
-{
-    proto_struct_init(st, m);
-    for (uint16_t i = 0; i < st->nfields; i++) {
-        const proto_field_t *f = &st->fields[i];
-        if (in_v(v, f->vmin, f->vmax))
-            fill_field(f, (char *)m + f->off, v, depth);
-    }
-}
-
-static int same_struct(const proto_struct_t *st, const void *a, const void *b,
-                       int16_t v);
-
-static int same_value(const proto_field_t *f, const void *a, const void *b,
-                      int16_t v)
-{
-    switch (f->type) {
-    case PROTO_T_BOOL: return *(const bool *)a == *(const bool *)b;
-    case PROTO_T_INT8: return *(const int8_t *)a == *(const int8_t *)b;
-    case PROTO_T_INT16: return *(const int16_t *)a == *(const int16_t *)b;
-    case PROTO_T_UINT16: return *(const uint16_t *)a == *(const uint16_t *)b;
-    case PROTO_T_INT32: return *(const int32_t *)a == *(const int32_t *)b;
-    case PROTO_T_UINT32: return *(const uint32_t *)a == *(const uint32_t *)b;
-    case PROTO_T_INT64: return *(const int64_t *)a == *(const int64_t *)b;
-    case PROTO_T_FLOAT64: return !memcmp(a, b, sizeof(double));
-    case PROTO_T_UUID: return !memcmp(a, b, 16);
-    case PROTO_T_STRING: {
-        const proto_str_t *x = a, *y = b;
-        return x->len == y->len && (x->len <= 0 || !memcmp(x->p, y->p, (size_t)x->len));
-    }
-    case PROTO_T_BYTES: {
-        const proto_bytes_t *x = a, *y = b;
-        return x->len == y->len && (x->len <= 0 || !memcmp(x->p, y->p, (size_t)x->len));
-    }
-    case PROTO_T_RECORDS: {
-        const proto_records_t *x = a, *y = b;
-        return x->len == y->len && y->fd == -1 &&
-               (x->len <= 0 || !memcmp(x->p, y->p, (size_t)x->len));
-    }
-    case PROTO_T_STRUCT:
-        return same_struct(f->sub, a, b, v);
-    }
-    return 0;
-}
-
-/* b was decoded from a: fields of version v must match, the others must
- * hold their defaults. Prints the first field that differs. */
-static int same_struct(const proto_struct_t *st, const void *a, const void *b,
-                       int16_t v)
-{
-    for (uint16_t i = 0; i < st->nfields; i++) {
-        const proto_field_t *f = &st->fields[i];
-        const char *pa = (const char *)a + f->off, *pb = (const char *)b + f->off;
-        int ok = 1;
-        if (!in_v(v, f->vmin, f->vmax)) {
-            ok = proto_field_is_default(f, pb);
-        } else if (!f->array) {
-            ok = same_value(f, pa, pb, v);
-        } else {
-            const proto_array_t *x = (const void *)pa, *y = (const void *)pb;
-            ok = x->n == y->n;
-            for (int32_t k = 0; ok && k < x->n; k++)
-                ok = same_value(f, (const char *)x->v + (size_t)k * f->elem_size,
-                                (const char *)y->v + (size_t)k * f->elem_size, v);
-        }
-        if (!ok) {
-            fprintf(stderr, "\n  %s.%s differs (v%d)", st->name, f->name, v);
-            return 0;
-        }
-    }
-    return 1;
-}
 
 /* Encodes a filled message, decodes it from an exactly sized heap copy,
  * compares, re-encodes and compares the bytes; then every truncation of
@@ -867,8 +700,9 @@ static int round_trip(const proto_msg_t *msg, int16_t v, int seed)
     void *d = arena_calloc(&arena, 1, msg->st->size);
     buf_t b1, b2;
     size_t used = 0;
-    rng_state = 2654435761u * (uint32_t)(seed + 1);
-    fill_struct(msg->st, m, v, 0);
+    unit_fill_t fl;
+    unit_fill_init(&fl, 2654435761u * (uint32_t)(seed + 1), &arena);
+    unit_fill_struct(&fl, msg->st, m, v);
     buf_init(&b1);
     buf_init(&b2);
     proto_msg_encode(msg, m, v, &b1);
@@ -878,7 +712,7 @@ static int round_trip(const proto_msg_t *msg, int16_t v, int seed)
     if (proto_msg_decode(msg, d, v, copy, b1.len, &arena, &used) || used != b1.len) {
         fprintf(stderr, "\n  decode failed");
         ok = 0;
-    } else if (!same_struct(msg->st, m, d, v)) {
+    } else if (!unit_same_struct(msg->st, m, d, v)) {
         ok = 0;
     } else {
         proto_msg_encode(msg, d, v, &b2);
@@ -916,6 +750,212 @@ static void test_round_trip_all(void)
     /* 27 APIs x 2 + the two headers */
     CU_ASSERT_EQUAL(nmsg, 56);
     CU_ASSERT(runs > 1000);
+}
+
+/* ---- internal records ---- */
+
+/* A filled record, framed by its kind, read back by its schema and (a
+ * keyed kind) found by its type; every truncation of the framed bytes
+ * fails. A control record's leading Version field is the version. */
+static int rec_round_trip(const proto_msg_t *msg, int16_t v, int seed)
+{
+    void *m = arena_calloc(&arena, 1, msg->st->size);
+    void *d = arena_calloc(&arena, 1, msg->st->size);
+    proto_rec_info_t info;
+    unit_fill_t fl;
+    int16_t ver = -9;
+    buf_t b;
+    int ok = 1;
+
+    unit_fill_init(&fl, 0x9e3779b9u * (uint32_t)(seed + 1), &arena);
+    unit_fill_struct(&fl, msg->st, m, v);
+    if (msg->kind == PROTO_REC_KIND_CONTROL)
+        *(int16_t *)m = (int16_t)(v + 1); /* the encoder writes v */
+    buf_init(&b);
+    proto_rec_encode(msg, m, v, &b);
+    if (msg->kind == PROTO_REC_KIND_CONTROL)
+        *(int16_t *)m = v;
+    uint8_t *copy = malloc(b.len ? b.len : 1);
+    memcpy(copy, b.p, b.len);
+    if (proto_rec_read(msg, d, &ver, copy, b.len, &arena) || ver != v ||
+        !unit_same_struct(msg->st, m, d, v))
+        ok = 0;
+    if (ok && msg->kind != PROTO_REC_KIND_DATA &&
+        (proto_rec_decode(msg->kind, msg->key, copy, b.len, d, msg->st->size, &arena, &info) ||
+         info.msg != msg || info.type != msg->key || info.version != v ||
+         !unit_same_struct(msg->st, m, d, v)))
+        ok = 0;
+    for (size_t n = 0; ok && n < b.len; n++) {
+        uint8_t *cut = malloc(n ? n : 1);
+        memcpy(cut, copy, n);
+        if (proto_rec_read(msg, d, NULL, cut, n, &arena) != -1) {
+            fprintf(stderr, "\n  truncation to %zu of %zu bytes accepted", n, b.len);
+            ok = 0;
+        }
+        free(cut);
+    }
+    if (!ok)
+        fprintf(stderr, "\n  %s v%d seed %d: framed round trip failed\n", msg->name, v, seed);
+    free(copy);
+    buf_free(&b);
+    return ok;
+}
+
+static void test_rec_round_trip_all(void)
+{
+    int nrec = 0, nkind[PROTO_REC_KIND_TXN_VALUE + 1] = {0}, runs = 0;
+    for (const proto_msg_t *const *mp = proto_rec_all; *mp; mp++, nrec++) {
+        const proto_msg_t *msg = *mp;
+        CU_ASSERT_FATAL(msg->kind > PROTO_REC_KIND_NONE && msg->kind <= PROTO_REC_KIND_TXN_VALUE);
+        nkind[msg->kind]++;
+        for (int16_t v = msg->vmin; v <= msg->vmax; v++) {
+            for (int seed = 0; seed < 4; seed++, runs++) {
+                CU_ASSERT(round_trip(msg, v, seed));
+                CU_ASSERT(rec_round_trip(msg, v, seed));
+                arena_reset(&arena);
+            }
+        }
+    }
+    /* Kafka 4.4's 27 metadata records; 5 KRaft control records with the
+     * control key and the transaction marker; classic group records;
+     * the transaction log. */
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_METADATA], 27);
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_CONTROL], 5);
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_DATA], 2);
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_GROUP_KEY], 3);
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_GROUP_VALUE], 3);
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_TXN_KEY], 1);
+    CU_ASSERT_EQUAL(nkind[PROTO_REC_KIND_TXN_VALUE], 1);
+    CU_ASSERT_EQUAL(nrec, 42);
+    CU_ASSERT(runs > 200);
+}
+
+/* Every keyed record is found by kind and type, and nothing else is. */
+static void test_rec_find(void)
+{
+    int found = 0;
+    for (int kind = PROTO_REC_KIND_NONE; kind <= PROTO_REC_KIND_TXN_VALUE + 1; kind++)
+        for (int16_t t = -1; t < 64; t++) {
+            const proto_msg_t *msg = proto_rec_find(kind, t);
+            if (!msg)
+                continue;
+            found++;
+            CU_ASSERT_EQUAL(msg->kind, kind);
+            CU_ASSERT_EQUAL(msg->key, t);
+        }
+    CU_ASSERT_EQUAL(found, 40);
+    CU_ASSERT_PTR_EQUAL(proto_rec_find(PROTO_REC_KIND_METADATA, PROTO_REC_TOPIC_RECORD),
+                        &proto_msg_rec_topic_record);
+    CU_ASSERT_PTR_EQUAL(proto_rec_find(PROTO_REC_KIND_TXN_KEY, 0), &proto_msg_rec_transaction_log_key);
+    CU_ASSERT_PTR_EQUAL(proto_rec_find(PROTO_REC_KIND_GROUP_KEY, 0),
+                        &proto_msg_rec_legacy_offset_commit_key);
+    CU_ASSERT_PTR_NULL(proto_rec_find(PROTO_REC_KIND_GROUP_KEY, 3)); /* KIP-848: not defined */
+    CU_ASSERT_PTR_NULL(proto_rec_find(PROTO_REC_KIND_DATA, -1));
+}
+
+static const uint8_t TID[16] = { 0x84, 0x90, 0xd2, 0xf3, 0xc0, 0x8e, 0x4e, 0x3c,
+                                 0xa6, 0x9b, 0x41, 0xf1, 0xb4, 0xe8, 0x5d, 0x79 };
+
+/* The framing of each kind, byte for byte. */
+static void test_rec_framing(void)
+{
+    /* TopicRecord "auto1" as Kafka 4.4 wrote it (valueSize 26). */
+    static const uint8_t topic[] = { 0x01, 0x02, 0x00, 0x06, 'a', 'u', 't', 'o', '1',
+                                     0x84, 0x90, 0xd2, 0xf3, 0xc0, 0x8e, 0x4e, 0x3c,
+                                     0xa6, 0x9b, 0x41, 0xf1, 0xb4, 0xe8, 0x5d, 0x79, 0x00 };
+    static const uint8_t okey[] = { 0x00, 0x01, 0x00, 0x02, 'g', '1', 0x00, 0x02, 't', 'p',
+                                    0x00, 0x00, 0x00, 0x07 };
+    static const uint8_t oval[] = { 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 0x2a, 0, 0, 0, 5,
+                                    0x00, 0x00, 0, 0, 0, 0, 0, 0, 0x03, 0xe8 };
+    static const uint8_t ctlkey[] = { 0x00, 0x00, 0x00, 0x05 };
+    static const uint8_t marker[] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x07 };
+    static const uint8_t kraft[] = { 0x00, 0x00, 0x00, 0x01, 0x00 };
+    proto_rec_topic_record_t t;
+    proto_rec_offset_commit_key_t k;
+    proto_rec_offset_commit_value_t v;
+    proto_rec_control_record_type_schema_t c;
+    proto_rec_end_txn_marker_t e;
+    proto_rec_k_raft_version_record_t kr;
+    buf_t b;
+
+    buf_init(&b);
+    proto_rec_topic_record_init(&t);
+    t.name = PROTO_STR("auto1");
+    memcpy(t.topic_id.b, TID, 16);
+    proto_rec_topic_record_write(&t, 0, &b);
+    CHECK_BUF(&b, topic);
+    b.len = 0;
+    proto_rec_offset_commit_key_init(&k);
+    k.group = PROTO_STR("g1");
+    k.topic = PROTO_STR("tp");
+    k.partition = 7;
+    proto_rec_offset_commit_key_write(&k, 0, &b);
+    CHECK_BUF(&b, okey);
+    b.len = 0;
+    proto_rec_offset_commit_value_init(&v);
+    v.offset = 42;
+    v.leader_epoch = 5;
+    v.commit_timestamp = 1000;
+    proto_rec_offset_commit_value_write(&v, 3, &b);
+    CHECK_BUF(&b, oval);
+    b.len = 0;
+    proto_rec_control_record_type_schema_init(&c);
+    c.type = PROTO_REC_K_RAFT_VERSION_RECORD;
+    proto_rec_control_record_type_schema_write(&c, 0, &b);
+    CHECK_BUF(&b, ctlkey);
+    b.len = 0;
+    proto_rec_end_txn_marker_init(&e);
+    e.coordinator_epoch = 7;
+    proto_rec_end_txn_marker_write(&e, 0, &b);
+    CHECK_BUF(&b, marker);
+    b.len = 0;
+    proto_rec_k_raft_version_record_init(&kr);
+    kr.k_raft_version = 1;
+    proto_rec_k_raft_version_record_write(&kr, 0, &b);
+    CHECK_BUF(&b, kraft);
+    buf_free(&b);
+}
+
+/* Types and versions we do not define are skipped (1), not errors. */
+static void test_rec_unknown(void)
+{
+    proto_rec_metadata_any_t mu;
+    proto_rec_group_value_any_t gv;
+    proto_rec_info_t info;
+    proto_rec_offset_commit_key_t k;
+    int16_t ver;
+
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_METADATA, 0, (const uint8_t *)"\x01\x63\x00\xff",
+                                     4, &mu, sizeof(mu), &arena, &info), 1);
+    CU_ASSERT_EQUAL(info.type, 99);
+    CU_ASSERT_PTR_NULL(info.msg);
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_METADATA, 0, (const uint8_t *)"\x01\x02\x05",
+                                     3, &mu, sizeof(mu), &arena, &info), 1);
+    CU_ASSERT_PTR_EQUAL(info.msg, &proto_msg_rec_topic_record);
+    CU_ASSERT_EQUAL(info.version, 5);
+    /* frame version 2; a cut frame; a type beyond int16 */
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_METADATA, 0, (const uint8_t *)"\x02\x02\x00",
+                                     3, &mu, sizeof(mu), &arena, NULL), -1);
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_METADATA, 0, (const uint8_t *)"\x01\x82",
+                                     2, &mu, sizeof(mu), &arena, NULL), -1);
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_METADATA, 0,
+                                     (const uint8_t *)"\x01\x80\x80\x02\x00", 5, &mu,
+                                     sizeof(mu), &arena, NULL), -1);
+    /* m too small for the record found */
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_METADATA, 0, (const uint8_t *)"\x01\x14\x00\x00",
+                                     4, &mu, 0, &arena, NULL), -1);
+    /* a group value of a version beyond ours; of a type we lack */
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_GROUP_VALUE, 1, (const uint8_t *)"\x00\x09",
+                                     2, &gv, sizeof(gv), &arena, &info), 1);
+    CU_ASSERT_EQUAL(info.version, 9);
+    CU_ASSERT_EQUAL(proto_rec_decode(PROTO_REC_KIND_GROUP_VALUE, 5, (const uint8_t *)"\x00\x00",
+                                     2, &gv, sizeof(gv), &arena, &info), 1);
+    CU_ASSERT_PTR_NULL(info.msg);
+    /* a GroupMetadataKey is not an OffsetCommitKey */
+    CU_ASSERT_EQUAL(proto_rec_offset_commit_key_read(&k, &ver, (const uint8_t *)"\x00\x02\x00\x01g",
+                                                     5, &arena), 1);
+    CU_ASSERT_EQUAL(proto_rec_offset_commit_key_read(&k, &ver, (const uint8_t *)"\x00", 1, &arena),
+                    -1);
 }
 
 /* Each API's request and response are reachable by key. */
@@ -964,6 +1004,10 @@ int main(void)
     CU_add_test(s, "fetch_resp_splice", test_fetch_resp_splice);
     CU_add_test(s, "msg_lookup", test_msg_lookup);
     CU_add_test(s, "round_trip_all", test_round_trip_all);
+    CU_add_test(s, "rec_round_trip_all", test_rec_round_trip_all);
+    CU_add_test(s, "rec_find", test_rec_find);
+    CU_add_test(s, "rec_framing", test_rec_framing);
+    CU_add_test(s, "rec_unknown", test_rec_unknown);
     int rc = unit_run();
     arena_destroy(&arena);
     return rc;

@@ -1,4 +1,4 @@
-/* unit_log: see unit_log.h. The batch layout is Kafka's (FORMATS.md),
+/* unit_log: see unit_log.h. The batch layout is Kafka's (protocol/FORMATS.md),
  * written field by field. */
 #include "tests/unit/unit_log.h"
 

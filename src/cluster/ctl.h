@@ -1,0 +1,132 @@
+/* The controller: decides the changes to the cluster's metadata (topics,
+ * their partitions and replicas, configs) and commits them to the
+ * metadata log, as a KRaft controller does. It checks a change against
+ * the metadata image in Kafka's order and with Kafka's messages, turns it
+ * into records, commits them (meta_log_submit: the fsync runs on a
+ * worker), and only then tells its requester; the layers above learn of
+ * each committed change through the metadata log's listener, before the
+ * requester does. Changes run one at a time, in arrival order, so each is
+ * checked against the image the ones before it made.
+ *
+ * One node is its own quorum today; the Raft quorum will commit the same
+ * records, and this interface stays. */
+#ifndef STRAND_CLUSTER_CTL_H
+#define STRAND_CLUSTER_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/cfg_topic.h"
+#include "cluster/meta_log.h"
+#include "log/log_mgr.h"
+
+typedef struct ctl_s ctl_t;
+
+typedef struct ctl_config_s {
+    int32_t node_id;     /* the only broker, replica of every partition */
+    topic_cfg_t defaults; /* the topic defaults of server.properties */
+} ctl_config_t;
+
+/* Opens the metadata log (creating it on a first start, or synthesizing
+ * its records from the partition directories of a data dir that predates
+ * it) and replays it. Synchronous: for start-up. Returns a controller
+ * owned by the caller (ctl_free), or NULL after logging why. */
+ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms);
+/* Frees the controller and the metadata log's image (the log belongs to
+ * the log manager). Changes still queued are dropped unanswered: call
+ * after the connections are gone. */
+void ctl_free(ctl_t *ctl);
+/* Commits fsync on the pool from now on (NULL: on the loop's thread, in
+ * the call). */
+void ctl_attach(ctl_t *ctl, struct net_loop_s *loop, struct net_pool_s *pool);
+/* The metadata log and its image (owned by the controller). */
+meta_log_t *ctl_meta(ctl_t *ctl);
+const meta_image_t *ctl_image(const ctl_t *ctl);
+/* 1 when the metadata log is offline (its fsync failed): no change can be
+ * made until a restart recovers it. Kafka halts such a node; Strand keeps
+ * serving, and refuses changes with KAFKA_STORAGE_ERROR and this. */
+int ctl_offline(const ctl_t *ctl);
+#define CTL_OFFLINE_MSG                                                                           \
+    "The metadata log is offline after a disk failure: topics and configs cannot change until "  \
+    "the broker is restarted."
+
+/* A config change: value NULL deletes the key (back to the default). */
+typedef struct ctl_kv_s {
+    const char *key;
+    const char *value;
+} ctl_kv_t;
+
+enum ctl_kind {
+    CTL_CREATE_TOPIC,     /* name, nparts, kv (its dynamic configs) */
+    CTL_DELETE_TOPIC,     /* topic_id */
+    CTL_CREATE_PARTITIONS, /* topic_id, nparts = the new count */
+    CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
+                             current ones, or with replace the whole set */
+    CTL_ALLOC_PRODUCER_IDS, /* the controller's own: the next block */
+};
+
+typedef struct ctl_op_s ctl_op_t;
+struct ctl_op_s {
+    /* in */
+    int kind;                /* enum ctl_kind */
+    const char *name;        /* CTL_CREATE_TOPIC */
+    size_t name_len;
+    uint8_t topic_id[16];    /* the others */
+    int32_t nparts;
+    int16_t rf;              /* CTL_CREATE_TOPIC: replication factor */
+    int32_t nassign;         /* CTL_CREATE_PARTITIONS: replicas of each new
+                                partition as the request names them, or -1 */
+    const int32_t *const *assign;
+    const int32_t *assign_n;
+    const ctl_kv_t *kv;
+    int nkv;
+    int replace;
+    int validate_only;       /* check only, commit nothing */
+    int64_t now_ms;
+    void (*done)(ctl_op_t *op);
+    void *udata;
+    /* out */
+    int16_t err;             /* 0 or a Kafka error code */
+    char msg[512];           /* Kafka's message for err */
+    uint8_t created_id[16];  /* CTL_CREATE_TOPIC: the new topic's id */
+    /* the controller's */
+    ctl_op_t *next;
+};
+
+/* Queues op; done runs once, on the loop, when it is committed or
+ * refused (in the call when nothing is ahead of it and it is refused or
+ * only checked, or without a pool). op must stay valid until then. */
+void ctl_submit(ctl_t *ctl, ctl_op_t *op);
+
+/* A creation the broker makes itself (auto-creation, the internal
+ * topics): a heap op for a topic with config cfg (NULL: the defaults; the
+ * keys where it differs from them become its dynamic configs), rf -1,
+ * to ctl_submit; the caller frees it with ctl_op_free, in done at the
+ * latest. */
+ctl_op_t *ctl_op_new_topic(const ctl_t *ctl, const char *name, size_t len, int32_t nparts,
+                           const topic_cfg_t *cfg, int64_t now_ms);
+void ctl_op_free(ctl_op_t *op);
+
+/* Producer ids are handed out from blocks the controller commits as
+ * ProducerIdsRecords, as a KRaft controller allocates them, so no id is
+ * handed out twice, across restarts too. ctl_producer_id returns an id
+ * (>= 0) at once while the current block lasts; at its end it returns -1
+ * and w->cb(w, id, err) runs once the next block is committed (err
+ * KAFKA_STORAGE_ERROR and id -1 when it cannot be), possibly before
+ * ctl_producer_id returns. w must stay valid until then. */
+typedef struct ctl_pid_wait_s ctl_pid_wait_t;
+struct ctl_pid_wait_s {
+    void (*cb)(ctl_pid_wait_t *w, int64_t pid, int16_t err);
+    ctl_pid_wait_t *next;
+};
+int64_t ctl_producer_id(ctl_t *ctl, ctl_pid_wait_t *w);
+
+/* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
+ * "..". Returns 0, or INVALID_TOPIC_EXCEPTION with Kafka's message in err
+ * (may be NULL). */
+int16_t ctl_topic_name_check(const char *name, size_t len, char *err, size_t errlen);
+
+/* The topic defaults changes are checked against. */
+const topic_cfg_t *ctl_topic_defaults(const ctl_t *ctl);
+
+#endif

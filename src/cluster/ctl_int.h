@@ -1,0 +1,53 @@
+/* The controller's state and its steps, shared by ctl.c (the queue, the
+ * commit, start-up) and ctl_topics.c (the checks and the records of each
+ * kind of change). */
+#ifndef STRAND_CLUSTER_CTL_INT_H
+#define STRAND_CLUSTER_CTL_INT_H
+
+#include "cluster/ctl.h"
+
+struct ctl_s {
+    meta_log_t *meta;
+    log_mgr_t *logs;
+    int32_t node_id;
+    topic_cfg_t defaults;
+    ctl_op_t *head, *tail; /* queued; the head may be committing */
+    int committing;
+    /* Producer ids (ctl_pid.c): the block being handed out, its next
+     * allocation, who waits for it, and the floor a data dir from before
+     * ProducerIdsRecords gives. */
+    int64_t pid_next, pid_end;
+    int64_t pid_floor;
+    ctl_op_t *pid_op;
+    ctl_pid_wait_t *pid_head, *pid_tail;
+};
+
+/* The records of one change. Strings and arrays they point to are the
+ * batch's own (dirs, strs) or the op's. */
+typedef struct ctl_batch_s {
+    meta_rec_t *v;
+    int n, cap;
+    proto_uuid_t *dirs;
+    int ndirs;
+    char **strs;
+    int nstrs;
+} ctl_batch_t;
+
+meta_rec_t *ctl_batch_add(ctl_batch_t *b, int16_t type);
+void ctl_batch_free(ctl_batch_t *b);
+/* PartitionRecords for partitions [from, to) of the topic id: this node
+ * the only replica, in the ISR and leader, epochs 0, in the log dir the
+ * log manager would pick. */
+void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int32_t from,
+                          int32_t to);
+
+/* Checks op against the image and fills b with the records that make it
+ * (none for validate_only). Returns 0 or a Kafka error code with Kafka's
+ * message in op->msg. */
+int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* The records of CTL_ALLOC_PRODUCER_IDS (ctl_pid.c). */
+int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* Reads the producer id floor an older data dir left (ctl_pid.c). */
+void ctl_pid_load(ctl_t *ctl);
+
+#endif

@@ -1,0 +1,233 @@
+/* The partition layer follows the metadata log (cluster/meta_log.h's
+ * listener), as a KRaft broker's replica manager applies each metadata
+ * delta: a committed TopicRecord makes the topic known here, a
+ * PartitionRecord naming this node as a replica creates its log and the
+ * partition, a RemoveTopicRecord deletes the topic's logs, a ConfigRecord
+ * of a topic changes its live config. The records are already in the
+ * image when this runs. A crash between a commit and these changes is
+ * harmless: the start-up load creates the logs the image has and the disk
+ * lacks, and deletes the directories the image does not know. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net_pool.h"
+
+#include "partition/part_int.h"
+#include "util/logging.h"
+#include "util/mem.h"
+
+static void part_delta_cfg(part_reg_t *reg, const meta_image_t *img, const char *name,
+                           size_t len, topic_cfg_t *cfg)
+{
+    cfg_topic_build(cfg, &reg->defaults, meta_image_config(img, META_RES_TOPIC, name, len));
+}
+
+static void part_delta_topic(part_reg_t *reg, const meta_topic_rec_t *r, const meta_image_t *img)
+{
+    topic_cfg_t cfg;
+    size_t len = (size_t)r->name.len;
+    if (part_topic_get(reg, r->name.p, len))
+        return;
+    part_delta_cfg(reg, img, r->name.p, len, &cfg);
+    part_topic_new(reg, r->name.p, len, r->topic_id.b, &cfg);
+}
+
+static int part_delta_replica_here(const part_reg_t *reg, const meta_part_rec_t *r)
+{
+    for (int32_t i = 0; i < r->replicas.n; i++)
+        if (r->replicas.v[i] == reg->node_id)
+            return 1;
+    return 0;
+}
+
+/* The log dir the record names for our replica (the first, as there is
+ * one replica per node), or -1 for the log manager's choice. */
+static int part_delta_dir(const part_reg_t *reg, const meta_part_rec_t *r)
+{
+    if (r->directories.n < 1)
+        return -1;
+    return log_mgr_dir_index(reg->logs, r->directories.v[0].b);
+}
+
+/* A committed change being applied: its requester is answered once every
+ * log it creates exists, so that a client may use a topic as soon as it
+ * is told it was created. */
+typedef struct part_delta_s {
+    void (*applied)(void *arg);
+    void *arg;
+    int pending;
+} part_delta_t;
+
+static void part_delta_unref(part_delta_t *d)
+{
+    if (--d->pending > 0)
+        return;
+    d->applied(d->arg);
+    free(d);
+}
+
+/* One partition's log, made on a worker (log_mgr_new_*). */
+typedef struct part_make_s {
+    net_job_t job; /* first */
+    part_reg_t *reg;
+    part_delta_t *delta;
+    uint8_t topic_id[16];
+    int32_t partition;
+    int32_t leader_epoch;
+    log_mgr_new_t n;
+} part_make_t;
+
+static void part_make_work(net_job_t *job)
+{
+    log_mgr_new_build(&((part_make_t *)job)->n);
+}
+
+/* The log is made: the partition joins its topic, unless the topic went
+ * meanwhile (its files go again). */
+static void part_make_done(net_job_t *job)
+{
+    part_make_t *m = (part_make_t *)job;
+    part_reg_t *reg = m->reg;
+    topic_t *topic = part_topic_by_id(reg, m->topic_id);
+    int32_t p = m->partition;
+
+    part_delta_t *d = m->delta;
+    if (!topic || !part_creating(topic, p)) {
+        log_mgr_new_discard(&m->n);
+        free(m);
+        part_delta_unref(d);
+        return;
+    }
+    topic->creating[p] = 0;
+    log_t *log = log_mgr_new_adopt(reg->logs, &m->n);
+    if (!log) /* as a Kafka broker whose log dir fails: offline until a restart makes it */
+        lg_error("cannot create partition %s-%d: %s; it is offline", topic->name, p,
+                 strerror(errno));
+    else {
+        topic->parts[p] = part_new(topic, p, log, reg->node_id);
+        part_lead(topic->parts[p], m->leader_epoch);
+    }
+    free(m);
+    part_delta_unref(d);
+}
+
+/* A partition of ours: its log is made on a worker (creating a thousand
+ * partitions would otherwise stop the loop for seconds of file creation
+ * and fsyncs); meanwhile it answers as not led here yet. */
+static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int64_t now_ms,
+                                 part_delta_t *d)
+{
+    topic_t *topic = part_topic_by_id(reg, r->topic_id.b);
+    log_config_t lc;
+
+    if (!topic || !part_delta_replica_here(reg, r) || part_get(topic, r->partition_id) ||
+        part_creating(topic, r->partition_id))
+        return;
+    part_topic_grow(topic, r->partition_id + 1);
+    cfg_topic_log_config(&topic->cfg, &lc);
+    part_make_t *m = xcalloc(1, sizeof(*m));
+    if (log_mgr_new_prepare(reg->logs, part_delta_dir(reg, r), topic->name, r->partition_id,
+                            topic->id, &lc, now_ms, &m->n) < 0) {
+        lg_error("cannot create partition %s-%d: %s; it is offline", topic->name,
+                 r->partition_id, strerror(errno));
+        free(m);
+        return;
+    }
+    m->reg = reg;
+    m->delta = d;
+    d->pending++;
+    memcpy(m->topic_id, topic->id, 16);
+    m->partition = r->partition_id;
+    m->leader_epoch = r->leader_epoch < 0 ? 0 : r->leader_epoch;
+    m->n.leader_epoch = m->leader_epoch;
+    m->job.work = part_make_work;
+    m->job.done = part_make_done;
+    topic->creating[r->partition_id] = 1;
+    if (reg->pool && !reg->stopping) {
+        net_pool_submit(reg->pool, &m->job);
+        return;
+    }
+    part_make_work(&m->job);
+    part_make_done(&m->job);
+}
+
+/* The topic goes: waiting operations are woken first (they look their
+ * partitions up again and find the topic gone), then every log is closed
+ * and its directory renamed for deletion (log_mgr_purge removes the files
+ * later), then the topic is freed. */
+static void part_delta_remove(part_reg_t *reg, const uint8_t id[16], int64_t now_ms)
+{
+    topic_t *topic = part_topic_by_id(reg, id);
+    if (!topic)
+        return;
+    part_topic_unlink(reg, topic);
+    for (int32_t i = 0; i < topic->nparts; i++) {
+        part_t *part = topic->parts[i];
+        if (!part)
+            continue;
+        part_notify(part);
+        if (log_mgr_delete(reg->logs, topic->name, i, now_ms) < 0)
+            lg_error("deleting %s-%d: %s (removed at the next start)", topic->name, i,
+                     strerror(errno));
+    }
+    lg_info("deleted topic %s", topic->name);
+    part_topic_free(topic);
+}
+
+static void part_delta_config(part_reg_t *reg, const meta_config_rec_t *r,
+                              const meta_image_t *img)
+{
+    topic_cfg_t cfg;
+    if (r->resource_type != META_RES_TOPIC || r->resource_name.len < 0)
+        return;
+    topic_t *topic = part_topic_get(reg, r->resource_name.p, (size_t)r->resource_name.len);
+    if (!topic)
+        return;
+    part_delta_cfg(reg, img, topic->name, topic->name_len, &cfg);
+    part_topic_apply_cfg(topic, &cfg);
+}
+
+static void part_delta_log_topic(part_reg_t *reg, const uint8_t id[16], int32_t from)
+{
+    topic_t *topic = part_topic_by_id(reg, id);
+    if (!topic)
+        return;
+    if (from == 0)
+        lg_info("created topic %s with %d partitions", topic->name, topic->nparts);
+    else
+        lg_info("topic %s: partitions %d -> %d", topic->name, from, topic->nparts);
+}
+
+void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
+                      int64_t now_ms, void (*applied)(void *arg), void *arg)
+{
+    part_reg_t *reg = ctx;
+    int32_t first = -1;
+    const uint8_t *grown = NULL;
+    part_delta_t *d = xcalloc(1, sizeof(*d));
+
+    d->applied = applied;
+    d->arg = arg;
+    d->pending = 1; /* until every record is looked at */
+
+    for (int i = 0; i < n; i++) {
+        const meta_rec_t *r = &recs[i];
+        switch (r->type) {
+        case META_REC_TOPIC: part_delta_topic(reg, &r->u.topic, img); break;
+        case META_REC_PARTITION:
+            if (!grown) {
+                grown = r->u.part.topic_id.b;
+                first = r->u.part.partition_id;
+            }
+            part_delta_partition(reg, &r->u.part, now_ms, d);
+            break;
+        case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic.topic_id.b, now_ms); break;
+        case META_REC_CONFIG: part_delta_config(reg, &r->u.config, img); break;
+        default: break;
+        }
+    }
+    if (grown)
+        part_delta_log_topic(reg, grown, first);
+    part_delta_unref(d);
+}
