@@ -40,25 +40,29 @@ static void api_versions_fill(api_req_t *req, proto_api_versions_resp_t *resp)
  * levels it implements) and the ones the metadata image finalizes (those
  * above 0: a feature at 0 is absent, as Kafka shows it), each finalized
  * at one level (min = max, as Kafka answers), with the offset of the last
- * metadata record applied as their epoch. */
+ * metadata record applied as their epoch. Below v4 a supported range
+ * starting at 0 is left out, as Kafka leaves it out: clients older than
+ * v4 refuse such a range. */
 static void api_versions_features(api_req_t *req, proto_api_versions_resp_t *resp)
 {
     const meta_image_t *img = ctl_image(req->b->ctl);
     meta_str_t name;
     int16_t level;
     size_t pos = 0;
-    int n, nfin = 0;
+    int n, nsup = 0, nfin = 0;
     const ctl_feature_t *f = ctl_features(&n);
 
-    resp->supported_features.n = n;
     resp->supported_features.v = arena_calloc(req->arena, (size_t)n,
                                               sizeof(*resp->supported_features.v));
     for (int i = 0; i < n; i++) {
-        proto_api_versions_resp_supported_feature_key_t *sf = &resp->supported_features.v[i];
+        if (req->hdr.api_version < 4 && f[i].min_level == 0)
+            continue;
+        proto_api_versions_resp_supported_feature_key_t *sf = &resp->supported_features.v[nsup++];
         sf->name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
         sf->min_version = f[i].min_level;
         sf->max_version = f[i].max_level;
     }
+    resp->supported_features.n = nsup;
     while (meta_image_feature_next(img, &pos, &name, &level))
         nfin++;
     resp->finalized_features.n = nfin;
