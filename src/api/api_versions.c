@@ -37,7 +37,8 @@ static void api_versions_fill(api_req_t *req, proto_api_versions_resp_t *resp)
 }
 
 /* v3+: the features this node supports (every one it knows, at the
- * levels it implements) and the ones the metadata image finalizes (those
+ * levels it implements, those at 0 only too, which Kafka would leave out:
+ * tools then show every feature and our level of it) and the ones the metadata image finalizes (those
  * above 0: a feature at 0 is absent, as Kafka shows it), each finalized
  * at one level (min = max, as Kafka answers), with the offset of the last
  * metadata record applied as their epoch. Below v4 a supported range
