@@ -4,8 +4,8 @@
  *
  * A level is supported when Strand does what it stands for; a level is
  * raised here when its feature lands. metadata.version levels are the
- * record formats of the metadata log (src/cluster/README.md says what
- * each means for Strand): from 23, where PartitionRecord v2 (the one
+ * record formats of the metadata log (the README, "Feature levels", says
+ * what each means for Strand): from 23, where PartitionRecord v2 (the one
  * Strand writes) begins, to 29, the last before levels that add metadata
  * Strand has no part of (30: cordoned log dirs in broker registrations,
  * 32: CIDR ACL entries, 33: controller unregistration). Every other
