@@ -28,6 +28,7 @@ typedef struct api_node_s {
     char cluster_id[23];
     const char *adv_host;        /* the endpoint advertised to clients: the */
     int adv_port;                /* first advertised non-controller listener */
+    const char *hostname;        /* this machine's, for listeners without a host */
     int stopping;                /* shutting down: no new requests */
 } api_node_t;
 

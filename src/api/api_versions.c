@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "cluster/ctl.h"
 #include "util/kerr.h"
 
 /* KIP-511: client software names and versions must match
@@ -33,6 +34,49 @@ static void api_versions_fill(api_req_t *req, proto_api_versions_resp_t *resp)
         av->min_version = t[i].adv_min_ver;
         av->max_version = t[i].max_ver;
     }
+}
+
+/* v3+: the features this node supports (every one it knows, at the
+ * levels it implements, those at 0 only too, which Kafka would leave out:
+ * tools then show every feature and our level of it) and the ones the metadata image finalizes (those
+ * above 0: a feature at 0 is absent, as Kafka shows it), each finalized
+ * at one level (min = max, as Kafka answers), with the offset of the last
+ * metadata record applied as their epoch. Below v4 a supported range
+ * starting at 0 is left out, as Kafka leaves it out: clients older than
+ * v4 refuse such a range. */
+static void api_versions_features(api_req_t *req, proto_api_versions_resp_t *resp)
+{
+    const meta_image_t *img = ctl_image(req->b->ctl);
+    meta_str_t name;
+    int16_t level;
+    size_t pos = 0;
+    int n, nsup = 0, nfin = 0;
+    const ctl_feature_t *f = ctl_features(&n);
+
+    resp->supported_features.v = arena_calloc(req->arena, (size_t)n,
+                                              sizeof(*resp->supported_features.v));
+    for (int i = 0; i < n; i++) {
+        if (req->hdr.api_version < 4 && f[i].min_level == 0)
+            continue;
+        proto_api_versions_resp_supported_feature_key_t *sf = &resp->supported_features.v[nsup++];
+        sf->name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
+        sf->min_version = f[i].min_level;
+        sf->max_version = f[i].max_level;
+    }
+    resp->supported_features.n = nsup;
+    while (meta_image_feature_next(img, &pos, &name, &level))
+        nfin++;
+    resp->finalized_features.n = nfin;
+    resp->finalized_features.v = arena_calloc(req->arena, (size_t)(nfin ? nfin : 1),
+                                              sizeof(*resp->finalized_features.v));
+    pos = 0;
+    for (int i = 0; i < nfin && meta_image_feature_next(img, &pos, &name, &level); i++) {
+        proto_api_versions_resp_finalized_feature_key_t *ff = &resp->finalized_features.v[i];
+        ff->name = name; /* into the image: the answer is encoded at once */
+        ff->max_version_level = level;
+        ff->min_version_level = level;
+    }
+    resp->finalized_features_epoch = ctl_features_epoch(req->b->ctl);
 }
 
 /* v5: a client that knows which cluster and node it meant to reach sends
@@ -102,7 +146,10 @@ void api_versions(api_req_t *req)
         resp.error_code = KERR_INVALID_REQUEST;
     else if (ver >= 5)
         resp.error_code = api_versions_target_check(req, &r);
-    if (!resp.error_code)
+    if (!resp.error_code) {
         api_versions_fill(req, &resp);
+        if (ver >= 3)
+            api_versions_features(req, &resp);
+    }
     API_REPLY(req, api_versions, &resp);
 }

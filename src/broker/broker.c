@@ -470,6 +470,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     lg_set_level((enum lg_level)b->node.cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
+    b->node.hostname = b->hostname;
     broker_raise_fd_limit();
     b->node.loop = net_loop_new();
     if (!b->node.loop) {

@@ -109,6 +109,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
 {
     ctl_t *ctl = xcalloc(1, sizeof(*ctl));
     int fresh = 0;
+    char err[256];
 
     ctl->logs = logs;
     ctl->node_id = cfg->node_id;
@@ -120,6 +121,12 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->meta = meta_log_open(logs, now_ms, &fresh);
     if (!ctl->meta || (fresh && ctl_bootstrap(ctl, now_ms) != 0)) {
         lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
+        ctl_free(ctl);
+        return NULL;
+    }
+    /* As a Kafka node that does not support the finalized levels. */
+    if (ctl_features_check(&ctl->meta->img, err, sizeof(err)) < 0) {
+        lg_error("refusing to start: %s", err);
         ctl_free(ctl);
         return NULL;
     }

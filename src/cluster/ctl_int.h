@@ -52,6 +52,11 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
 int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* The records of CTL_ALLOC_PRODUCER_IDS (ctl_pid.c). */
 int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* The records of CTL_UPDATE_FEATURES (ctl_features.c). */
+int16_t ctl_plan_features(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* 1 when a metadata.version level in (to, from] changed the metadata
+ * records, so that a downgrade from `from` to `to` is refused. */
+int ctl_mv_changed_between(int16_t to, int16_t from);
 /* Reads the producer id floor an older data dir left (ctl_pid.c). */
 void ctl_pid_load(ctl_t *ctl);
 /* Shutdown: waiters for producer ids are answered with an error. */
