@@ -26,6 +26,7 @@
 #   KAFKA_REF=1          start Apache Kafka (scripts/kafka-ref.sh) instead of
 #                        strand, to check that the tests assert what Kafka does
 #   TEST_TIMEOUT         seconds per test (default 240)
+#   STRAND_NO_SUITE=1    leave the compatibility suite out
 # Given to every test: STRAND_BOOTSTRAP, STRAND_BIN, STRAND_TEST_DIR (a
 # scratch dir), STRAND_SRCDIR, STRAND_BUILDDIR, KAFKA_REF.
 #
@@ -275,9 +276,14 @@ for f in "$SRC_DIR"/compat/*.sh; do
     [ -f "$f" ] && selected "compat/$(basename "$f" .sh)" && COMPATS+=("$f")
 done
 SUITE_CLIENTS=()
-for c in $(bash "$SRC_DIR/compat/suite.sh" --list); do
-    selected "compat/$c" && SUITE_CLIENTS+=("$c")
-done
+# STRAND_NO_SUITE=1 leaves the compatibility suite out (scripts/test.sh does
+# for the sanitizer build: the clients' behaviour does not depend on how the
+# broker was built, and the suite is the longest part of a run).
+if [ "${STRAND_NO_SUITE:-}" != 1 ]; then
+    for c in $(bash "$SRC_DIR/compat/suite.sh" --list); do
+        selected "compat/$c" && SUITE_CLIENTS+=("$c")
+    done
+fi
 if [ $((${#UNITS[@]} + ${#INTEGS[@]} + ${#COMPATS[@]} + ${#SUITE_CLIENTS[@]})) -eq 0 ]; then
     echo "no test matches: ${PATTERNS[*]:-(all)}"
     echo "0 passed, 1 failed"

@@ -40,10 +40,17 @@ broker_wait_port()
 broker_start_strand()
 {
     local kv
+    # kept across restarts, as the data dir is
+    [ -n "${BROKER_CPORT:-}" ] || BROKER_CPORT=$(broker_free_port) ||
+        { BROKER_ERR="no free port for the controller"; return 1; }
     {
-        echo "# written by compat/lib/broker.sh"
+        echo "# written by compat/lib/broker.sh (single-node KRaft; strand does not"
+        echo "# open the controller listener, it is only named)"
+        echo "process.roles=broker,controller"
         echo "node.id=1"
-        echo "listeners=PLAINTEXT://127.0.0.1:$BROKER_PORT"
+        echo "controller.quorum.voters=1@127.0.0.1:$BROKER_CPORT"
+        echo "controller.listener.names=CONTROLLER"
+        echo "listeners=PLAINTEXT://127.0.0.1:$BROKER_PORT,CONTROLLER://127.0.0.1:$BROKER_CPORT"
         echo "advertised.listeners=PLAINTEXT://127.0.0.1:$BROKER_PORT"
         echo "log.dirs=$BROKER_DIR/data"
         echo "auto.create.topics.enable=true"

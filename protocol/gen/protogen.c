@@ -224,6 +224,11 @@ static vr_t parse_vr(const char *s)
     return r;
 }
 
+int is_opt(const fdef_t *f)
+{
+    return f->type == T_STRUCT && !f->array && !vr_empty(f->nul);
+}
+
 int vr_empty(vr_t v)
 {
     return v.min > v.max;
@@ -609,8 +614,12 @@ static void check_field(const mdef_t *m, const sdef_t *s, const fdef_t *f)
     cur_file = f->file;
     cur_line = f->line;
     if (!vr_empty(f->nul) && !f->array && f->type != T_STRING &&
-        f->type != T_BYTES && f->type != T_RECORDS)
-        fail("field %s: only strings, bytes, records and arrays are nullable",
+        f->type != T_BYTES && f->type != T_RECORDS && f->type != T_STRUCT)
+        fail("field %s: only strings, bytes, records, structs and arrays are nullable",
+             f->name);
+    if (is_opt(f) && (f->nul.min != f->ver.min || f->nul.max != f->ver.max ||
+                      !f->def || strcmp(f->def, "null")))
+        fail("field %s: a nullable struct is nullable in all its versions, default=null",
              f->name);
     if ((f->tag >= 0) != !vr_empty(f->tagv))
         fail("field %s: tag= and tagged= go together", f->name);

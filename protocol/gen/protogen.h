@@ -92,6 +92,8 @@ char *gstrdup(const char *s);
 char *gprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int parse_int(const char *s, long lo, long hi, long *out);
 int vr_empty(vr_t v);
+/* A nullable struct (not an array of them): in C an array of 0 or 1. */
+int is_opt(const fdef_t *f);
 
 /* Writers of proto_gen.h and proto_gen.c (protogen_emit.c). */
 void emit_header(FILE *o, const model_t *mod);

@@ -66,7 +66,7 @@ static void emit_typedef(FILE *o, sdef_t *s)
         const fdef_t *f = &s->f[i];
         if (f->array && f->type != T_STRUCT)
             fprintf(o, "    %s %s;", prims[f->type].arrtype, f->snake);
-        else if (f->array)
+        else if (f->array || is_opt(f))
             fprintf(o, "    struct { int32_t n; %s *v; } %s;", elem_ctype(f), f->snake);
         else
             fprintf(o, "    %s %s;", elem_ctype(f), f->snake);
@@ -189,8 +189,8 @@ static void emit_field(FILE *o, const sdef_t *s, const fdef_t *f)
 {
     fprintf(o, "    { .name = \"%s\", .off = offsetof(%s_t, %s), .type = %s",
             f->name, s->ctype, f->snake, prims[f->type].enumname);
-    if (f->array)
-        fprintf(o, ", .array = 1, .elem_size = sizeof(%s)", elem_ctype(f));
+    if (f->array || is_opt(f))
+        fprintf(o, ", .array = %d, .elem_size = sizeof(%s)", f->array ? 1 : 2, elem_ctype(f));
     if (f->type == T_STRUCT)
         fprintf(o, ", .sub = &ps_%s", f->sub->ctype);
     if (f->noflex)

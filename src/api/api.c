@@ -6,19 +6,25 @@
 
 #include "api/api_admin.h"
 #include "api/api_group.h"
+#include "api/api_tools.h"
+#include "util/cstr.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
-/* Ranges: what Kafka 4.x accepts, except where noted. Produce advertises
- * from 0 because librdkafka's compression probes look for v0 in the
- * advertised range, as Kafka 4.x does; v0-2 are refused. */
+/* Ranges: what Kafka 4.4 advertises (tests/integration/0007-api-versions
+ * compares them with its answer). Produce advertises from 0 because
+ * librdkafka's compression probes look for v0 in the advertised range, as
+ * Kafka does; v0-2 are refused. Fetch v18 adds a follower's high
+ * watermark, of no use without followers. InitProducerId stops at 5: v6
+ * (two-phase commit) is unstable in Kafka 4.4, which neither advertises
+ * nor accepts it by default. */
 static const api_entry_t api_core_entries[] = {
-    {0, 3, 12, 0, api_produce},
-    {1, 4, 17, 4, api_fetch},
-    {2, 1, 10, 1, api_list_offsets},
+    {0, 3, 13, 0, api_produce},
+    {1, 4, 18, 4, api_fetch},
+    {2, 1, 11, 1, api_list_offsets},
     {3, 0, 13, 0, api_metadata},
-    {18, 0, 4, 0, api_versions},
+    {18, 0, 5, 0, api_versions},
     {22, 0, 5, 0, api_init_producer_id},
     {23, 2, 4, 2, api_offset_for_leader_epoch},
     {60, 0, 2, 0, api_describe_cluster},
@@ -32,6 +38,7 @@ static const struct {
     {api_core_entries, sizeof(api_core_entries) / sizeof(api_core_entries[0])},
     {api_admin_entries, API_ADMIN_NENTRIES},
     {api_group_entries, API_GROUP_NENTRIES},
+    {api_tools_entries, API_TOOLS_NENTRIES},
 };
 
 static api_entry_t api_all[128];
@@ -101,7 +108,7 @@ char *api_cstr(api_req_t *req, proto_str_t s)
 {
     if (s.len < 0)
         return NULL;
-    return arena_strndup(req->arena, s.p, (size_t)s.len);
+    return cstr_arena_dup(req->arena, s.p, (size_t)s.len);
 }
 
 void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)

@@ -28,6 +28,7 @@ typedef struct api_node_s {
     char cluster_id[23];
     const char *adv_host;        /* the endpoint advertised to clients: the */
     int adv_port;                /* first advertised non-controller listener */
+    const char *hostname;        /* this machine's, for listeners without a host */
     int stopping;                /* shutting down: no new requests */
 } api_node_t;
 
@@ -85,7 +86,8 @@ void api_reply_frame(buf_t *out);
  * does for an unparsable request), after logging why. */
 void api_close(api_req_t *req, const char *why);
 
-/* Copies a protocol string into the arena as a C string. */
+/* Copies a protocol string into the arena as a C string, a NUL byte
+ * written as C0 80 (util/cstr.h) so that none is lost; NULL for null. */
 char *api_cstr(api_req_t *req, proto_str_t s);
 
 /* Per-connection state kept by the api layer. */

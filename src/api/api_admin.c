@@ -11,9 +11,11 @@ const api_entry_t api_admin_entries[API_ADMIN_NENTRIES] = {
     {21, 0, 2, 0, api_delete_records},
     {32, 1, 4, 1, api_describe_configs},
     {33, 0, 2, 0, api_alter_configs},
-    {35, 1, 4, 1, api_describe_log_dirs},
+    {35, 1, 5, 1, api_describe_log_dirs},
     {37, 0, 3, 0, api_create_partitions},
     {44, 0, 1, 0, api_incremental_alter_configs},
+    {55, 0, 2, 0, api_describe_quorum},
+    {57, 0, 2, 0, api_update_features},
 };
 
 proto_str_t api_admin_msg(api_req_t *req, const char *msg)

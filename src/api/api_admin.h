@@ -1,7 +1,8 @@
 /* The admin API family: topics (CreateTopics, DeleteTopics,
  * CreatePartitions), configs (DescribeConfigs, AlterConfigs,
- * IncrementalAlterConfigs) and log maintenance (DeleteRecords,
- * DescribeLogDirs), at every version Kafka 4.x accepts. The handlers
+ * IncrementalAlterConfigs), log maintenance (DeleteRecords,
+ * DescribeLogDirs), feature levels (UpdateFeatures) and the metadata
+ * quorum (DescribeQuorum), at every version Kafka 4.x accepts. The handlers
  * check the request's shape, hand metadata changes to the controller
  * (cluster/ctl.h), which checks them as Kafka's controller does and
  * commits them to the metadata log, and answer once every change of the
@@ -13,7 +14,7 @@
 #include "cluster/cfg_def.h"
 #include "cluster/ctl.h"
 
-#define API_ADMIN_NENTRIES 8
+#define API_ADMIN_NENTRIES 10
 /* The family's dispatch table (for api_families[] in api.c). */
 extern const api_entry_t api_admin_entries[API_ADMIN_NENTRIES];
 
@@ -25,6 +26,8 @@ void api_alter_configs(api_req_t *req);
 void api_incremental_alter_configs(api_req_t *req);
 void api_delete_records(api_req_t *req);
 void api_describe_log_dirs(api_req_t *req);
+void api_describe_quorum(api_req_t *req);
+void api_update_features(api_req_t *req);
 
 /* ConfigResource types. */
 enum {

@@ -146,6 +146,8 @@ void api_describe_log_dirs(api_req_t *req)
             res->total_bytes = (int64_t)st.f_blocks * (int64_t)st.f_frsize;
             res->usable_bytes = (int64_t)st.f_bavail * (int64_t)st.f_frsize;
         }
+        /* v5's IsCordoned stays false: Strand places new partitions in
+         * every log dir (it does not act on cordoned.log.dirs). */
         api_ld_dir(req, &r, d, res);
     }
     API_REPLY(req, describe_log_dirs, &resp);

@@ -53,13 +53,15 @@ static void api_ct_configs(api_req_t *req, api_ct_res_t *res, const mi_config_t 
 {
     int n;
     const cfg_topic_key_t *keys = cfg_topic_keys(&n);
+    cfg_bview_t bv;
 
+    cfg_bview_init(&bv, ctl_image(req->b->ctl), api_admin_node_name(req), &req->b->cfg.props);
     res->configs.n = n;
     res->configs.v = arena_calloc(req->arena, (size_t)n, sizeof(*res->configs.v));
     for (int i = 0; i < n; i++) {
         proto_create_topics_resp_creatable_topic_configs_t *c = &res->configs.v[i];
         cfg_resolved_t r;
-        cfg_topic_resolve(&keys[i], dyn, &req->b->cfg.props, &r);
+        cfg_topic_resolve(&keys[i], dyn, &bv, &r);
         proto_create_topics_resp_creatable_topic_configs_init(c);
         c->name = api_admin_msg(req, r.name);
         c->value = api_admin_msg(req, r.value);

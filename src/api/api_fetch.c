@@ -32,7 +32,6 @@ typedef struct api_fetch_s {
     int32_t session_id;    /* answered to the client; 0 = none */
     int32_t session_epoch; /* the session's epoch after this request */
     int incremental;       /* answer only partitions with news */
-    int answered;
 } api_fetch_t;
 
 static fsess_t *api_fetch_session(api_fetch_t *f)
@@ -155,7 +154,6 @@ static void api_fetch_done(part_fetch_t *pf)
             rd->fd = -1;
         }
     }
-    f->answered = 1;
     api_conn_t *ac = f->req->conn->udata;
     if (ac && ac->pending == f)
         ac->pending = NULL;
@@ -352,11 +350,12 @@ void api_fetch(api_req_t *req)
         API_REPLY(req, fetch, &resp);
         return;
     }
-    api_fetch_start(f);
-    if (f->answered)
-        return;
+    /* Parked before it starts: an answer given at once (in the call)
+     * unparks it and ends the request, whose arena, f included, may then
+     * be freed, so f is not looked at after the call. */
     api_conn_t *ac = req->conn->udata;
     ac->pending = f;
     ac->cancel = api_fetch_cancel;
     ac->finish = api_fetch_finish;
+    api_fetch_start(f);
 }

@@ -11,26 +11,28 @@
  * next request. If the client goes away first, the connection's cancel
  * hook unlinks the waiter from the coordinator. */
 #include "api/api_group.h"
+#include "api/api_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/cstr.h"
 #include "util/kerr.h"
 #include "coord/grp_log.h"
 #include "util/logging.h"
 
-/* Ranges Kafka 4.x accepts (JoinGroup 0-9 since 4.0.1). */
+/* The ranges Kafka 4.4 advertises (0007-api-versions compares them). */
 const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
-    {8, 2, 9, 2, api_offset_commit},
-    {9, 1, 9, 1, api_offset_fetch},
+    {8, 2, 10, 2, api_offset_commit},
+    {9, 1, 10, 1, api_offset_fetch},
     {10, 0, 6, 0, api_find_coordinator},
     {11, 0, 9, 0, api_join_group},
     {12, 0, 4, 0, api_heartbeat},
     {13, 0, 5, 0, api_leave_group},
     {14, 0, 5, 0, api_sync_group},
-    {15, 0, 5, 0, api_describe_groups},
+    {15, 0, 6, 0, api_describe_groups},
     {16, 0, 5, 0, api_list_groups},
-    {42, 0, 2, 0, api_delete_groups},
+    {42, 0, 3, 0, api_delete_groups},
     {47, 0, 0, 0, api_offset_delete},
 };
 
@@ -117,9 +119,10 @@ void api_group_shutdown(api_node_t *b)
     b->grp = NULL;
 }
 
-proto_str_t api_group_str(const char *s)
+proto_str_t api_group_str(api_req_t *req, const char *s)
 {
-    proto_str_t p = {s, s ? (int32_t)strlen(s) : -1};
+    size_t n = 0;
+    proto_str_t p = {s ? cstr_bytes(req->arena, s, &n) : NULL, s ? (int32_t)n : -1};
     return p;
 }
 
@@ -157,11 +160,14 @@ typedef struct api_fc_s {
 } api_fc_t;
 
 /* One key. Groups are ours, unless their __consumer_offsets partition is
- * offline (Kafka finds no leader for it); transactions would be too, but
- * there is no transaction coordinator yet, so they get what Kafka answers
- * while its coordinator is unavailable. Error messages as Kafka's: v0-3
- * give the error's text ("NONE" on success), v4+ an empty one except for
- * a malformed key type. */
+ * offline (Kafka finds no leader for it). Transactions would be too, but
+ * there is no transaction coordinator yet: their keys get what Kafka
+ * answers a client that may not use that transactional id, the one answer
+ * on which both the Java producer and librdkafka fail at once instead of
+ * retrying (COORDINATOR_NOT_AVAILABLE had them wait forever), with a
+ * message that says why (librdkafka shows it). Error messages as Kafka's:
+ * v0-3 give the error's text ("NONE" on success), v4+ an empty one except
+ * for a malformed key type. */
 static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_t *out)
 {
     int v4 = req->hdr.api_version >= 4;
@@ -177,10 +183,13 @@ static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_
         host = req->b->adv_host;
         port = req->b->adv_port;
         out->node_id = req->b->cfg.node_id;
-        out->host = api_group_str(host);
+        out->host = api_group_str(req, host);
         out->port = port;
         out->message = v4 ? PROTO_STR("") : PROTO_STR("NONE");
-    } else if (key_type == 0 || key_type == 1) {
+    } else if (key_type == 1) {
+        out->error = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        out->message = PROTO_STR(API_TXN_UNSUPPORTED_MSG);
+    } else if (key_type == 0) {
         out->error = KERR_COORDINATOR_NOT_AVAILABLE;
         out->message = v4 ? PROTO_STR("") : PROTO_STR("The coordinator is not available.");
     } else {
@@ -301,9 +310,9 @@ static void api_join_fail(api_req_t *req, void *arg, int16_t err)
     proto_join_group_resp_init(&resp);
     resp.error_code = err;
     resp.generation_id = -1;
-    resp.protocol_name = api_group_str(req->hdr.api_version >= 7 ? NULL : "");
-    resp.leader = api_group_str("");
-    resp.member_id = api_group_str(pw->member_id ? pw->member_id : "");
+    resp.protocol_name = api_group_str(req, req->hdr.api_version >= 7 ? NULL : "");
+    resp.leader = api_group_str(req, "");
+    resp.member_id = api_group_str(req, pw->member_id ? pw->member_id : "");
     API_REPLY(req, join_group, &resp);
 }
 
@@ -318,20 +327,20 @@ static void api_join_done(grp_waiter_t *w, const grp_join_result_t *res)
     proto_join_group_resp_init(&resp);
     resp.error_code = res->error;
     resp.generation_id = res->generation;
-    resp.protocol_type = api_group_str(res->protocol_type);
+    resp.protocol_type = api_group_str(req, res->protocol_type);
     /* Null protocol names exist from v7 on; older versions get "". */
-    resp.protocol_name = api_group_str(res->protocol_name ? res->protocol_name
+    resp.protocol_name = api_group_str(req, res->protocol_name ? res->protocol_name
                                                           : ver >= 7 ? NULL : "");
-    resp.leader = api_group_str(res->leader ? res->leader : "");
+    resp.leader = api_group_str(req, res->leader ? res->leader : "");
     resp.skip_assignment = res->skip_assignment;
-    resp.member_id = api_group_str(res->member_id ? res->member_id : "");
+    resp.member_id = api_group_str(req, res->member_id ? res->member_id : "");
     resp.members.n = res->nmembers;
     resp.members.v = arena_calloc(req->arena, (size_t)res->nmembers + 1, sizeof(*resp.members.v));
     for (int i = 0; i < res->nmembers; i++) {
         proto_join_group_resp_join_group_response_member_t *m = &resp.members.v[i];
         proto_join_group_resp_join_group_response_member_init(m);
-        m->member_id = api_group_str(res->members[i].member_id);
-        m->group_instance_id = api_group_str(res->members[i].instance_id);
+        m->member_id = api_group_str(req, res->members[i].member_id);
+        m->group_instance_id = api_group_str(req, res->members[i].instance_id);
         m->metadata.p = res->members[i].meta;
         m->metadata.len = res->members[i].meta_len;
     }
@@ -414,8 +423,8 @@ static void api_sync_done(grp_waiter_t *w, const grp_sync_result_t *res)
     api_group_unpark(pw);
     proto_sync_group_resp_init(&resp);
     resp.error_code = res->error;
-    resp.protocol_type = api_group_str(res->protocol_type);
-    resp.protocol_name = api_group_str(res->protocol_name);
+    resp.protocol_type = api_group_str(req, res->protocol_type);
+    resp.protocol_name = api_group_str(req, res->protocol_name);
     resp.assignment.p = res->assignment ? res->assignment : (const uint8_t *)"";
     resp.assignment.len = res->assignment_len < 0 ? 0 : res->assignment_len;
     buf_t out;

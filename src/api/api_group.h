@@ -54,7 +54,8 @@ void api_group_send(api_req_t *req, grp_coord_t *c, const char *const *groups, i
 void api_group_send1(api_req_t *req, grp_coord_t *c, const char *group, buf_t *out,
                      api_group_fail_fn *fail, void *arg, int for_offsets);
 
-/* A C string as a protocol string; NULL gives the null string. */
-proto_str_t api_group_str(const char *s);
+/* A C string of the coordinator (see api_cstr) as the protocol string it
+ * stands for, in req's arena when it differs; NULL gives the null string. */
+proto_str_t api_group_str(api_req_t *req, const char *s);
 
 #endif

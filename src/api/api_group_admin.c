@@ -1,5 +1,6 @@
 /* DescribeGroups (15), ListGroups (16), DeleteGroups (42): what the admin
  * tools (kafka-consumer-groups.sh) use to show and remove groups. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -22,16 +23,36 @@ static void api_describe_members(api_req_t *req, grp_t *g,
         proto_describe_groups_resp_described_group_member_t *dm = &dg->members.v[i];
         const grp_protocol_t *p = stable ? grp_member_protocol(m, g->protocol_name) : NULL;
         proto_describe_groups_resp_described_group_member_init(dm);
-        dm->member_id = api_group_str(m->id);
-        dm->group_instance_id = api_group_str(m->instance_id);
-        dm->client_id = api_group_str(m->client_id);
-        dm->client_host = api_group_str(m->client_host);
+        dm->member_id = api_group_str(req, m->id);
+        dm->group_instance_id = api_group_str(req, m->instance_id);
+        dm->client_id = api_group_str(req, m->client_id);
+        dm->client_host = api_group_str(req, m->client_host);
         /* Metadata and assignment only describe a stable generation. */
         dm->member_metadata.p = p ? p->meta : (const uint8_t *)"";
         dm->member_metadata.len = p ? p->meta_len : 0;
         dm->member_assignment.p = stable ? m->assignment : (const uint8_t *)"";
         dm->member_assignment.len = stable ? m->assignment_len : 0;
     }
+}
+
+/* A group that does not exist is "Dead" with no members, and from v6
+ * (which adds the message) GROUP_ID_NOT_FOUND with Kafka's message and no
+ * authorized operations, as an error leaves them out. */
+static void api_describe_missing(api_req_t *req, bool ops, proto_str_t id,
+                                 proto_describe_groups_resp_described_group_t *dg)
+{
+    dg->group_state = PROTO_STR("Dead");
+    if (req->hdr.api_version < 6) {
+        if (ops)
+            dg->authorized_operations = API_GROUP_ALL_OPS;
+        return;
+    }
+    const char *gid = api_cstr(req, id);
+    size_t len = strlen(gid) + 32;
+    char *msg = arena_alloc(req->arena, len);
+    dg->error_code = KERR_GROUP_ID_NOT_FOUND;
+    dg->error_message.p = msg;
+    dg->error_message.len = snprintf(msg, len, "Group %s not found.", gid);
 }
 
 static void api_describe_one(api_req_t *req, grp_coord_t *c, bool ops, proto_str_t id,
@@ -48,16 +69,16 @@ static void api_describe_one(api_req_t *req, grp_coord_t *c, bool ops, proto_str
     dg->protocol_data = PROTO_STR("");
     if (err)
         return;
-    if (ops)
-        dg->authorized_operations = API_GROUP_ALL_OPS;
     if (!g) {
-        dg->group_state = PROTO_STR("Dead");
+        api_describe_missing(req, ops, id, dg);
         return;
     }
-    dg->group_state = api_group_str(grp_state_name(g->state));
-    dg->protocol_type = api_group_str(g->protocol_type ? g->protocol_type : "");
+    if (ops)
+        dg->authorized_operations = API_GROUP_ALL_OPS;
+    dg->group_state = api_group_str(req, grp_state_name(g->state));
+    dg->protocol_type = api_group_str(req, g->protocol_type ? g->protocol_type : "");
     if (g->state == GRP_STABLE && g->protocol_name)
-        dg->protocol_data = api_group_str(g->protocol_name);
+        dg->protocol_data = api_group_str(req, g->protocol_name);
     api_describe_members(req, g, dg);
 }
 
@@ -135,9 +156,9 @@ void api_list_groups(api_req_t *req)
             continue;
         proto_list_groups_resp_listed_group_t *lg = &resp.groups.v[resp.groups.n++];
         proto_list_groups_resp_listed_group_init(lg);
-        lg->group_id = api_group_str(g->id);
-        lg->protocol_type = api_group_str(g->protocol_type ? g->protocol_type : "");
-        lg->group_state = api_group_str(state);
+        lg->group_id = api_group_str(req, g->id);
+        lg->protocol_type = api_group_str(req, g->protocol_type ? g->protocol_type : "");
+        lg->group_state = api_group_str(req, state);
         lg->group_type = PROTO_STR("classic");
     }
     API_REPLY(req, list_groups, &resp);
@@ -174,6 +195,9 @@ void api_delete_groups(api_req_t *req)
         proto_delete_groups_resp_deletable_group_result_t *res = &resp->results.v[i];
         proto_delete_groups_resp_deletable_group_result_init(res);
         res->group_id = r.groups_names.v[i];
+        /* v3's ErrorMessage stays null: Kafka 4.4 gives none for the
+         * errors a group deletion can have here (GROUP_ID_NOT_FOUND,
+         * NON_EMPTY_GROUP, INVALID_GROUP_ID, coordinator errors). */
         ids[i] = api_cstr(req, r.groups_names.v[i]);
         res->error_code = c ? grp_delete(c, ids[i]) : KERR_COORDINATOR_NOT_AVAILABLE;
     }

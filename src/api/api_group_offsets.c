@@ -2,7 +2,10 @@
  * topics this broker does not have are answered UNKNOWN_TOPIC_OR_PARTITION
  * before the coordinator sees the request, as Kafka's KafkaApis does for
  * commits and deletes; fetches are answered from the committed offsets
- * whatever the topic. */
+ * whatever the topic. From v10, commits and fetches name topics by id:
+ * the id is turned into the topic's name here (offsets are kept by name,
+ * as in Kafka's __consumer_offsets records), and an id this broker does
+ * not know is UNKNOWN_TOPIC_ID for each of its partitions. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,19 @@ static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t p
     part_t *part;
     int16_t err = part_find_by_name(req->b->reg, topic.p, topic.len, partition, &part);
     return err == KERR_KAFKA_STORAGE_ERROR ? KERR_NONE : err;
+}
+
+/* The name of the topic of a v10 request (copied: the answer may come
+ * after the topic is gone), or UNKNOWN_TOPIC_ID. */
+static int16_t api_group_topic_by_id(api_req_t *req, proto_uuid_t id, proto_str_t *name)
+{
+    topic_t *topic = part_topic_by_id(req->b->reg, id.b);
+    *name = PROTO_STR("");
+    if (!topic)
+        return KERR_UNKNOWN_TOPIC_ID;
+    name->p = arena_strndup(req->arena, topic->name, topic->name_len);
+    name->len = (int32_t)topic->name_len;
+    return KERR_NONE;
 }
 
 /* ---- OffsetCommit ---- */
@@ -36,18 +52,22 @@ static grp_commit_part_t *api_commit_parts(api_req_t *req, const proto_offset_co
     for (int32_t i = 0; i < r->topics.n; i++)
         *n += r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
     parts = arena_calloc(req->arena, (size_t)*n + 1, sizeof(*parts));
-    for (int32_t i = 0; i < r->topics.n; i++)
+    for (int32_t i = 0; i < r->topics.n; i++) {
+        proto_str_t name = r->topics.v[i].name;
+        int16_t terr = ver >= 10 ? api_group_topic_by_id(req, r->topics.v[i].topic_id, &name) : 0;
         for (int32_t j = 0; j < r->topics.v[i].partitions.n; j++, k++) {
             const proto_offset_commit_req_offset_commit_request_partition_t *p =
                 &r->topics.v[i].partitions.v[j];
-            parts[k].topic = r->topics.v[i].name;
+            parts[k].topic = name;
             parts[k].partition = p->partition_index;
             parts[k].offset = p->committed_offset;
             parts[k].leader_epoch = ver >= 6 ? p->committed_leader_epoch : -1;
             parts[k].metadata = p->committed_metadata;
-            parts[k].error = coord ? api_group_part_check(req, parts[k].topic, parts[k].partition)
-                                   : KERR_COORDINATOR_NOT_AVAILABLE;
+            parts[k].error = !coord ? KERR_COORDINATOR_NOT_AVAILABLE
+                             : terr ? terr
+                                    : api_group_part_check(req, name, p->partition_index);
         }
+    }
     return parts;
 }
 
@@ -65,6 +85,7 @@ static void api_commit_answer(api_req_t *req, const proto_offset_commit_req_t *r
         int32_t np = r->topics.v[i].partitions.n < 0 ? 0 : r->topics.v[i].partitions.n;
         proto_offset_commit_resp_offset_commit_response_topic_init(t);
         t->name = r->topics.v[i].name;
+        t->topic_id = r->topics.v[i].topic_id;
         t->partitions.n = np;
         t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
         for (int32_t j = 0; j < np; j++, k++) {
@@ -141,6 +162,8 @@ void api_offset_commit(api_req_t *req)
 /* The request and answer of one group, whatever the version's types. */
 typedef struct api_of_topic_s {
     proto_str_t name;
+    proto_uuid_t id; /* v10 */
+    int16_t error;   /* v10: UNKNOWN_TOPIC_ID for each partition */
     int32_t n;
     const int32_t *parts;
 } api_of_topic_t;
@@ -155,6 +178,7 @@ typedef struct api_of_part_s {
 
 typedef struct api_of_result_s {
     proto_str_t name;
+    proto_uuid_t id;
     int32_t n;
     api_of_part_t *v;
 } api_of_result_t;
@@ -164,7 +188,7 @@ static void api_of_fill(api_of_part_t *p, int32_t partition, const grp_offset_t 
     p->partition = partition;
     p->offset = o ? o->offset : -1;
     p->epoch = o ? o->leader_epoch : -1;
-    p->metadata = api_group_str(o ? o->metadata : "");
+    p->metadata = o ? (proto_str_t){o->metadata, o->metadata_len} : PROTO_STR("");
     p->error = KERR_NONE;
 }
 
@@ -175,8 +199,11 @@ static int api_of_cmp(const void *a, const void *b)
     return c ? c : (x->partition > y->partition) - (x->partition < y->partition);
 }
 
-/* Every committed offset of g, by topic and partition. */
-static int32_t api_of_all(api_req_t *req, const grp_t *g, api_of_result_t **out)
+/* Every committed offset of g, by topic and partition, each topic with
+ * its id. With by_id (v10) a topic without one is left out: the client
+ * could not name it. Offsets of a deleted topic are dropped with it, so
+ * that is only a topic deleted while the broker was down. */
+static int32_t api_of_all(api_req_t *req, const grp_t *g, bool by_id, api_of_result_t **out)
 {
     size_t pos = 0, n = 0;
     const grp_offset_t *o;
@@ -190,7 +217,15 @@ static int32_t api_of_all(api_req_t *req, const grp_t *g, api_of_result_t **out)
     *out = arena_calloc(req->arena, n + 1, sizeof(**out));
     for (size_t i = 0; i < n; i++) {
         if (!i || strcmp(all[i]->topic, all[i - 1]->topic)) {
-            (*out)[nt].name = api_group_str(all[i]->topic);
+            topic_t *topic = part_topic_get(req->b->reg, all[i]->topic, strlen(all[i]->topic));
+            if (by_id && !topic) {
+                while (i + 1 < n && !strcmp(all[i + 1]->topic, all[i]->topic))
+                    i++;
+                continue;
+            }
+            (*out)[nt].name = api_group_str(req, all[i]->topic);
+            if (topic)
+                memcpy((*out)[nt].id.b, topic->id, 16);
             (*out)[nt].v = arena_calloc(req->arena, n - i + 1, sizeof(api_of_part_t));
             nt++;
         }
@@ -213,21 +248,23 @@ static int16_t api_of_group(api_req_t *req, grp_coord_t *c, proto_str_t group_id
     if (err)
         return err;
     if (ntopics < 0) {
-        *nout = api_of_all(req, g, out);
+        *nout = api_of_all(req, g, req->hdr.api_version >= 10, out);
         return KERR_NONE;
     }
     *out = arena_calloc(req->arena, (size_t)ntopics + 1, sizeof(**out));
     for (int32_t i = 0; i < ntopics; i++) {
         api_of_result_t *t = &(*out)[i];
         t->name = topics[i].name;
+        t->id = topics[i].id;
         t->n = topics[i].n < 0 ? 0 : topics[i].n;
         t->v = arena_calloc(req->arena, (size_t)t->n + 1, sizeof(*t->v));
         for (int32_t j = 0; j < t->n; j++) {
             const grp_offset_t *o =
-                g && t->name.len >= 0
+                g && t->name.len >= 0 && !topics[i].error
                     ? grp_offset_get(g, t->name.p, (size_t)t->name.len, topics[i].parts[j])
                     : NULL;
             api_of_fill(&t->v[j], topics[i].parts[j], o);
+            t->v[j].error = topics[i].error;
         }
     }
     *nout = ntopics;
@@ -301,6 +338,9 @@ static void api_offset_fetch_v8(api_req_t *req, grp_coord_t *c, proto_offset_fet
 
         for (int32_t i = 0; i < nt; i++) {
             tt[i].name = rg->topics.v[i].name;
+            tt[i].id = rg->topics.v[i].topic_id;
+            if (req->hdr.api_version >= 10)
+                tt[i].error = api_group_topic_by_id(req, tt[i].id, &tt[i].name);
             tt[i].n = rg->topics.v[i].partition_indexes.n;
             tt[i].parts = rg->topics.v[i].partition_indexes.v;
         }
@@ -313,6 +353,7 @@ static void api_offset_fetch_v8(api_req_t *req, grp_coord_t *c, proto_offset_fet
             proto_offset_fetch_resp_offset_fetch_response_topics_t *t = &og->topics.v[i];
             proto_offset_fetch_resp_offset_fetch_response_topics_init(t);
             t->name = res[i].name;
+            t->topic_id = res[i].id;
             t->partitions.n = res[i].n;
             t->partitions.v =
                 arena_calloc(req->arena, (size_t)res[i].n + 1, sizeof(*t->partitions.v));

@@ -6,6 +6,20 @@
 #include "util/kerr.h"
 #include "partition/part_read.h"
 
+/* Each special timestamp is known from the version that brought it (max
+ * timestamp v7, earliest local v8, latest tiered v9, earliest pending
+ * upload v11); before that, and for any other negative timestamp, Kafka
+ * answers UNSUPPORTED_VERSION, before it looks at the partition. */
+static int16_t api_lo_ts_check(int16_t ver, int64_t ts)
+{
+    static const int16_t since[] = {7, 8, 9, 11}; /* for -3, -4, -5, -6 */
+    if (ts >= PART_OFFSET_EARLIEST)
+        return KERR_NONE;
+    if (ts < PART_OFFSET_EARLIEST_PENDING_UPLOAD || ver < since[PART_OFFSET_MAX_TIMESTAMP - ts])
+        return KERR_UNSUPPORTED_VERSION;
+    return KERR_NONE;
+}
+
 /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
 static void api_lo_part(part_t *part, const proto_list_offsets_req_list_offsets_partition_t *rp,
                         proto_list_offsets_resp_list_offsets_partition_response_t *pr)
@@ -51,8 +65,11 @@ void api_list_offsets(api_req_t *req)
             part_t *part;
             proto_list_offsets_resp_list_offsets_partition_response_init(pr);
             pr->partition_index = rp->partition_index;
-            pr->error_code = part_find_by_name(req->b->reg, rt->name.p, rt->name.len,
-                                               rp->partition_index, &part);
+            part = NULL;
+            pr->error_code = api_lo_ts_check(req->hdr.api_version, rp->timestamp);
+            if (!pr->error_code)
+                pr->error_code = part_find_by_name(req->b->reg, rt->name.p, rt->name.len,
+                                                   rp->partition_index, &part);
             if (part) /* no transactions yet: isolation changes nothing */
                 api_lo_part(part, rp, pr);
         }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "api/api_produce_err.h"
 #include "api/api_util.h"
 #include "partition/part_append.h"
 
@@ -16,15 +17,17 @@ typedef struct api_produce_s {
     proto_produce_resp_partition_produce_response_t **prs; /* per entry */
     int held;      /* net_conn_hold until the answer */
     int cancelled; /* the connection closed: no answer */
-    int done;
 } api_produce_t;
 
-/* v8+: which record was rejected and why (the batch index of the record
- * inside the batch). */
-static void api_produce_record_error(api_req_t *req,
-                                     proto_produce_resp_partition_produce_response_t *pr,
-                                     const log_batch_vinfo_t *info)
+/* v8+: which records were rejected and why (Kafka lists the batch index
+ * of every record the per-record checks rejected: api_produce_err.c; for
+ * other errors the one index validation gave). */
+static void api_produce_record_error(api_req_t *req, const part_append_ent_t *ent,
+                                     proto_produce_resp_partition_produce_response_t *pr)
 {
+    const log_batch_vinfo_t *info = &ent->info;
+    if (api_produce_record_errors(req, ent, pr))
+        return;
     if (info->error_message) {
         pr->error_message.p = info->error_message;
         pr->error_message.len = (int32_t)strlen(info->error_message);
@@ -47,16 +50,17 @@ static void api_produce_fill(api_produce_t *ap, const part_append_ent_t *ent,
     pr->log_append_time_ms = ent->log_append_time;
     pr->log_start_offset = ent->log_start_offset;
     if (ent->err && ent->err == ent->verr)
-        api_produce_record_error(ap->req, pr, &ent->info);
+        api_produce_record_error(ap->req, ent, pr);
 }
 
+/* The answer ends the request and may free its memory, ap included:
+ * nothing of ap is read after it. */
 static void api_produce_done(part_append_t *op)
 {
     api_produce_t *ap = (api_produce_t *)op;
     net_conn_t *conn = ap->req->conn;
-    int failed = 0;
+    int failed = 0, held = ap->held;
 
-    ap->done = 1;
     if (ap->cancelled)
         goto out;
     api_conn_t *ac = conn->udata;
@@ -76,7 +80,7 @@ static void api_produce_done(part_append_t *op)
         net_conn_done(conn);
     }
 out:
-    if (ap->held)
+    if (held)
         net_conn_release(conn);
 }
 
@@ -94,7 +98,9 @@ static void api_produce_finish(void *pending)
     (void)pending;
 }
 
-/* One entry per partition of the request, its answer beside it. */
+/* One entry per partition of the request, its answer beside it. From
+ * v13 the request and the answer name topics by id (an unknown id is
+ * UNKNOWN_TOPIC_ID, from the partition layer). */
 static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
 {
     api_req_t *req = ap->req;
@@ -113,6 +119,7 @@ static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
         proto_produce_resp_topic_produce_response_t *tr = &resp->responses.v[i];
         proto_produce_resp_topic_produce_response_init(tr);
         tr->name = td->name;
+        tr->topic_id = td->topic_id;
         tr->partition_responses.n = td->partition_data.n < 0 ? 0 : td->partition_data.n;
         tr->partition_responses.v = arena_calloc(req->arena, (size_t)tr->partition_responses.n + 1,
                                                  sizeof(*tr->partition_responses.v));
@@ -124,7 +131,10 @@ static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
             tr->partition_responses.v[j].index = pd->index;
             ent->topic = td->name.p;
             ent->topic_len = td->name.len < 0 ? 0 : (size_t)td->name.len;
-            ent->err = td->name.len < 0 ? KERR_UNKNOWN_TOPIC_OR_PARTITION : KERR_NONE;
+            ent->by_id = req->hdr.api_version >= 13;
+            memcpy(ent->topic_id, td->topic_id.b, 16);
+            ent->err = !ent->by_id && td->name.len < 0 ? KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                                       : KERR_NONE;
             ent->partition = pd->index;
             ent->records = (uint8_t *)pd->records.p;
             ent->len = pd->records.len;
@@ -153,13 +163,12 @@ void api_produce(api_req_t *req)
     ap->op.now_ms = req->now_ms;
     ap->op.timeout_ms = r.timeout_ms;
     ap->op.done = api_produce_done;
-    part_append(&ap->op);
-    if (ap->done)
-        return;
+    /* Parked before it starts, as done may run within the call. */
     api_conn_t *ac = req->conn->udata;
     net_conn_hold(req->conn); /* until the answer, even if it closes */
     ap->held = 1;
     ac->pending = ap;
     ac->cancel = api_produce_cancel;
     ac->finish = api_produce_finish;
+    part_append(&ap->op);
 }

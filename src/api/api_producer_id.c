@@ -1,6 +1,7 @@
 /* InitProducerId (key 22) for idempotent producers. Transactional ids
- * need the transaction coordinator, which this broker does not run yet
- * (FindCoordinator is not advertised, so clients do not ask). */
+ * need the transaction coordinator, which this broker does not run yet:
+ * they are refused as FindCoordinator refuses their keys (see
+ * api_group.c), so that a transactional producer fails at once. */
 #include <errno.h>
 #include <string.h>
 
@@ -57,7 +58,7 @@ void api_init_producer_id(api_req_t *req)
         return;
     }
     if (r.transactional_id.len >= 0) {
-        api_pid_answer(req, -1, KERR_COORDINATOR_NOT_AVAILABLE);
+        api_pid_answer(req, -1, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
         return;
     }
     /* Without a transactional id Kafka hands out a fresh id at epoch 0,

@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/api_fsess.h"
 #include "api/api_group.h"
+#include "broker/broker_dyn.h"
 #include "log/log_batch.h"
 #include "net/net_pool.h"
 #include "partition/part_append.h"
@@ -53,8 +54,10 @@ static void broker_topic_defaults(const broker_config_t *cfg, topic_cfg_t *t)
 
 /* The endpoint advertised to clients, once the listeners are open: the
  * first advertised listener that is not a controller listener, with the
- * host name for one without a host and the bound port for port 0. */
-static void broker_advertise(broker_t *b)
+ * host name for one without a host and the bound port for port 0. Again
+ * after a dynamic change of the listeners (the host is copied: the
+ * listeners it came from may go). */
+void broker_advertise(broker_t *b)
 {
     const broker_config_t *cfg = &b->node.cfg;
     const bcfg_listener_t *l = cfg->nadvertised ? cfg->advertised : cfg->listeners;
@@ -65,7 +68,8 @@ static void broker_advertise(broker_t *b)
     for (int i = 0; i < n; i++) {
         if (l[i].controller)
             continue;
-        b->node.adv_host = *l[i].host ? l[i].host : b->hostname;
+        snprintf(b->adv_host, sizeof(b->adv_host), "%s", *l[i].host ? l[i].host : b->hostname);
+        b->node.adv_host = b->adv_host;
         b->node.adv_port = l[i].port;
         if (l[i].port == 0 && b->nlisteners)
             b->node.adv_port = net_listener_port(b->listeners[0]);
@@ -121,26 +125,83 @@ static const net_conn_ops_t broker_conn_ops = {
     .on_close = broker_on_close,
 };
 
-static int broker_listen(broker_t *b)
+static void broker_lkey(const bcfg_listener_t *l, char *buf, size_t cap)
 {
-    for (int i = 0; i < b->node.cfg.nlisteners; i++) {
-        const bcfg_listener_t *l = &b->node.cfg.listeners[i];
-        if (l->controller) {
-            /* One node is its own quorum: nothing to serve there yet. */
-            lg_info("listener %s (controller) is not opened: single-node quorum", l->name);
+    snprintf(buf, cap, "%s %s %d", l->name, l->host, l->port);
+}
+
+/* Whether the config still names the endpoint of open listener i. */
+static int broker_listener_wanted(const broker_t *b, int i)
+{
+    char key[512];
+    for (int j = 0; j < b->node.cfg.nlisteners; j++) {
+        broker_lkey(&b->node.cfg.listeners[j], key, sizeof(key));
+        if (!b->node.cfg.listeners[j].controller && !strcmp(key, b->lkeys[i]))
+            return 1;
+    }
+    return 0;
+}
+
+static int broker_listener_open(broker_t *b, const bcfg_listener_t *l)
+{
+    char key[512];
+    net_listener_t *lst = net_listener_new(b->node.loop, l->host, l->port, broker_on_accept, b);
+    if (!lst) {
+        lg_error("cannot listen on %s://%s:%d: %s", l->name, l->host, l->port, strerror(errno));
+        return -1;
+    }
+    broker_lkey(l, key, sizeof(key));
+    b->listeners = xrealloc(b->listeners, (size_t)(b->nlisteners + 1) * sizeof(*b->listeners));
+    b->lkeys = xrealloc(b->lkeys, (size_t)(b->nlisteners + 1) * sizeof(*b->lkeys));
+    b->lkeys[b->nlisteners] = xstrdup(key);
+    b->listeners[b->nlisteners++] = lst;
+    lg_info("listening on %s://%s:%d", l->name, *l->host ? l->host : "0.0.0.0",
+            net_listener_port(lst));
+    return 0;
+}
+
+/* Closes first, so that an endpoint that moves to another host may keep
+ * its port. Connections accepted already stay open. */
+int broker_listeners_sync(broker_t *b)
+{
+    char key[512];
+    int failed = 0;
+
+    for (int i = 0; i < b->nlisteners;) {
+        if (broker_listener_wanted(b, i)) {
+            i++;
             continue;
         }
-        net_listener_t *lst = net_listener_new(b->node.loop, l->host, l->port, broker_on_accept, b);
-        if (!lst) {
-            lg_error("cannot listen on %s://%s:%d: %s", l->name, l->host, l->port,
-                     strerror(errno));
-            return -1;
-        }
-        b->listeners = xrealloc(b->listeners, (size_t)(b->nlisteners + 1) * sizeof(*b->listeners));
-        b->listeners[b->nlisteners++] = lst;
-        lg_info("listening on %s://%s:%d", l->name, *l->host ? l->host : "0.0.0.0",
-                net_listener_port(lst));
+        lg_info("listener %s closed", b->lkeys[i]);
+        net_listener_free(b->listeners[i]);
+        free(b->lkeys[i]);
+        b->nlisteners--;
+        b->listeners[i] = b->listeners[b->nlisteners];
+        b->lkeys[i] = b->lkeys[b->nlisteners];
     }
+    for (int j = 0; j < b->node.cfg.nlisteners; j++) {
+        const bcfg_listener_t *l = &b->node.cfg.listeners[j];
+        int open = 0;
+        if (l->controller)
+            continue;
+        broker_lkey(l, key, sizeof(key));
+        for (int i = 0; i < b->nlisteners; i++)
+            open |= !strcmp(b->lkeys[i], key);
+        if (!open && broker_listener_open(b, l) < 0)
+            failed++;
+    }
+    return failed;
+}
+
+static int broker_listen(broker_t *b)
+{
+    for (int i = 0; i < b->node.cfg.nlisteners; i++)
+        if (b->node.cfg.listeners[i].controller)
+            /* One node is its own quorum: nothing to serve there yet. */
+            lg_info("listener %s (controller) is not opened: single-node quorum",
+                    b->node.cfg.listeners[i].name);
+    if (broker_listeners_sync(b) > 0)
+        return -1;
     if (!b->nlisteners) {
         lg_error("no client listener configured");
         return -1;
@@ -202,12 +263,7 @@ static void broker_job_checkpoint(net_loop_t *loop, void *data)
     c->job.work = broker_ckpt_work;
     c->job.done = broker_ckpt_done;
     log_mgr_checkpoint_begin(b->logs, &c->ck);
-    if (b->pool && !b->node.stopping) {
-        net_pool_submit(b->pool, &c->job);
-        return;
-    }
-    broker_ckpt_work(&c->job);
-    broker_ckpt_done(&c->job);
+    net_pool_run(b->node.stopping ? NULL : b->pool, &c->job);
 }
 
 /* flush.ms: checked once a second (or at the configured interval if it
@@ -258,12 +314,7 @@ static void broker_purge(broker_t *b)
     p->job.work = broker_purge_work;
     p->job.done = broker_purge_done;
     b->purging = 1;
-    if (b->pool && !b->node.stopping) {
-        net_pool_submit(b->pool, &p->job);
-        return;
-    }
-    broker_purge_work(&p->job);
-    broker_purge_done(&p->job);
+    net_pool_run(b->node.stopping ? NULL : b->pool, &p->job);
 }
 
 static void broker_job_idle(net_loop_t *loop, void *data)
@@ -318,18 +369,19 @@ static int broker_signals(broker_t *b)
 
 /* ---- start and stop ---- */
 
-static int broker_open_logs(broker_t *b)
+/* The logs and the controller, which replays the metadata log: from
+ * then on the dynamic broker configs are known. */
+static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
 {
     log_mgr_config_t mc;
-    topic_cfg_t tdef;
     char err[512] = "";
 
-    broker_topic_defaults(&b->node.cfg, &tdef);
+    broker_topic_defaults(&b->node.cfg, tdef);
     memset(&mc, 0, sizeof(mc));
     mc.dirs = (const char *const *)b->node.cfg.log_dirs;
     mc.ndirs = b->node.cfg.nlog_dirs;
     mc.node_id = b->node.cfg.node_id;
-    mc.defaults = tdef.log;
+    mc.defaults = tdef->log;
     b->logs = log_mgr_open(&mc, net_now_wall_ms(), err, sizeof(err));
     if (!b->logs) {
         lg_error("cannot open log dirs: %s", err);
@@ -338,22 +390,40 @@ static int broker_open_logs(broker_t *b)
     snprintf(b->node.cluster_id, sizeof(b->node.cluster_id), "%s", log_mgr_cluster_id(b->logs));
     /* Metadata flows down: the controller owns the metadata log, the
      * partition layer follows it. */
-    cfg_topic_apply_static(&tdef, &b->node.cfg.props);
-    ctl_config_t cc = {b->node.cfg.node_id, tdef};
+    cfg_topic_apply_static(tdef, &b->node.cfg.props);
+    ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b};
     b->node.ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
-    if (!b->node.ctl)
-        return -1;
-    ctl_attach(b->node.ctl, b->node.loop, b->pool);
+    return b->node.ctl ? 0 : -1;
+}
+
+/* The partition registry, which loads the topics with the topic defaults
+ * the dynamic broker configs make. */
+static void broker_open_topics(broker_t *b, const topic_cfg_t *tdef)
+{
     part_reg_config_t rc;
+
+    ctl_attach(b->node.ctl, b->node.loop, b->pool);
     memset(&rc, 0, sizeof(rc));
-    rc.defaults = tdef;
+    rc.defaults = *tdef;
+    rc.props = &b->node.cfg.props;
+    rc.on_broker_config = broker_dyn_apply;
+    rc.on_broker_config_arg = b;
     rc.num_partitions = b->node.cfg.num_partitions;
     rc.node_id = b->node.cfg.node_id;
     rc.ctl = b->node.ctl;
     b->node.reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
     part_attach(b->node.reg, b->node.loop, b->pool);
     b->node.fsess = fsess_cache_new(b->node.cfg.max_incremental_fetch_session_cache_slots);
-    return 0;
+}
+
+int broker_pool_size(const broker_t *b)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = b->node.cfg.num_io_threads;
+
+    if (ncpu < 2)
+        return 0;
+    return n > ncpu ? (int)ncpu : n;
 }
 
 /* Produced batches are checked (CRC, decompression) and copied into the
@@ -364,13 +434,10 @@ static int broker_open_logs(broker_t *b)
  * threads inherit. */
 static int broker_start_pool(broker_t *b)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = b->node.cfg.num_io_threads;
+    int n = broker_pool_size(b);
 
-    if (ncpu < 2)
+    if (n < 1)
         return 0;
-    if (n > ncpu)
-        n = (int)ncpu;
     b->pool = net_pool_new(b->node.loop, n, log_batch_thread_cleanup);
     if (!b->pool) {
         lg_error("cannot start %d io threads: %s", n, strerror(errno));
@@ -403,14 +470,21 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     lg_set_level((enum lg_level)b->node.cfg.log_level);
     if (gethostname(b->hostname, sizeof(b->hostname) - 1) < 0)
         strcpy(b->hostname, "localhost");
+    b->node.hostname = b->hostname;
     broker_raise_fd_limit();
     b->node.loop = net_loop_new();
     if (!b->node.loop) {
         lg_error("epoll: %s", strerror(errno));
         return -1;
     }
-    if (broker_signals(b) < 0 || broker_start_pool(b) < 0 || broker_open_logs(b) < 0)
+    topic_cfg_t tdef;
+    if (broker_signals(b) < 0 || broker_open_logs(b, &tdef) < 0)
         return -1;
+    /* The dynamic configs are applied before anything they set starts. */
+    broker_dyn_load(b);
+    if (broker_start_pool(b) < 0)
+        return -1;
+    broker_open_topics(b, &tdef);
     /* With group state on disk, its replay starts now, in slices per loop
      * turn (groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is
      * loaded). Without, __consumer_offsets is created on first use, as
@@ -427,8 +501,8 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
     broker_every(b, 1000, broker_job_flush);
     broker_every(b, 1000, broker_job_idle);
-    lg_info("strand node %d of cluster %s started in %lld ms", b->node.cfg.node_id, b->node.cluster_id,
-            (long long)(net_now_mono_ms() - b->start_mono_ms));
+    lg_info("strand node %d of cluster %s started in %lld ms", b->node.cfg.node_id,
+            b->node.cluster_id, (long long)(net_now_mono_ms() - b->start_mono_ms));
     return 0;
 }
 
@@ -441,8 +515,10 @@ static void broker_drain(net_loop_t *loop, void *data)
 
 static void broker_shutdown(broker_t *b)
 {
-    for (int i = 0; i < b->nlisteners; i++)
+    for (int i = 0; i < b->nlisteners; i++) {
         net_listener_free(b->listeners[i]);
+        free(b->lkeys[i]);
+    }
     b->nlisteners = 0;
     /* In-flight requests that wait (long polls) are answered now. */
     for (net_conn_t *c = b->conns.next; c != &b->conns; c = c->next)
@@ -470,9 +546,13 @@ int broker_run(broker_t *b)
     net_loop_run(b->node.loop);
     b->node.stopping = 1;
     broker_shutdown(b);
+    /* From here on the layers do their work in the call: what the jobs
+     * still out complete (commits, partition logs) must not queue more
+     * behind a pool that is going away. */
+    b->node.reg->stopping = 1;
+    ctl_attach(b->node.ctl, b->node.loop, NULL);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;
-    ctl_attach(b->node.ctl, b->node.loop, NULL);
     part_attach(b->node.reg, b->node.loop, NULL);
     part_append_shutdown(b->node.reg); /* writes still queued and the last flush round */
     api_group_shutdown(&b->node);
@@ -484,6 +564,7 @@ int broker_run(broker_t *b)
         rc = 1;
     }
     free(b->listeners);
+    free(b->lkeys);
     if (b->sigio.fd >= 0) {
         net_io_del(b->node.loop, &b->sigio);
         close(b->sigio.fd);

@@ -21,10 +21,12 @@ typedef struct broker_s {
     log_mgr_t *logs;
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
+    char **lkeys;         /* listeners[i] serves endpoint lkeys[i] ("NAME host port") */
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */
     int nconns;
     char hostname[256];   /* for listeners without a host */
+    char adv_host[256];   /* node.adv_host's text */
     int64_t start_mono_ms;
     int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
@@ -35,5 +37,15 @@ typedef struct broker_s {
 int broker_start(broker_t *b, broker_config_t *cfg);
 /* Runs the loop until SIGTERM/SIGINT, then shuts down cleanly. */
 int broker_run(broker_t *b);
+/* Makes the open listeners those of b->node.cfg.listeners (controller ones
+ * aside): closes the ones it no longer names, opens the new ones. Returns
+ * the number that could not be opened (logged). */
+int broker_listeners_sync(broker_t *b);
+/* Sets the endpoint advertised to clients (node.adv_host, adv_port) from
+ * the listeners. */
+void broker_advertise(broker_t *b);
+/* The worker threads b->node.cfg.num_io_threads asks for on this machine (at
+ * most one per CPU; none with one CPU, the loop does it all). */
+int broker_pool_size(const broker_t *b);
 
 #endif

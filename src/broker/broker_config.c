@@ -75,17 +75,17 @@ static const bcfg_field_t bcfg_fields[] = {
 
 #define BCFG_NFIELDS (sizeof(bcfg_fields) / sizeof(bcfg_fields[0]))
 
-int bcfg_check(const char *key, const char *val)
+int bcfg_check(const broker_config_t *cfg, const char *key, const char *val)
 {
     const cfg_broker_key_t *k = cfg_broker_find(key);
     char err[512];
 
     if (!k || cfg_broker_check(k, val, err, sizeof(err)) == 0)
         return 0;
-    return bcfg_refuse("%s", err);
+    return bcfg_refuse(cfg, "%s", err);
 }
 
-int bcfg_refuse(const char *fmt, ...)
+int bcfg_refuse(const broker_config_t *cfg, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -93,8 +93,25 @@ int bcfg_refuse(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    lg_error("config: %s", msg);
+    if (!cfg->err)
+        lg_error("config: %s", msg);
+    else if (!*cfg->err) /* the first reason is the answer */
+        snprintf(cfg->err, cfg->errlen, "%s", msg);
     return -1;
+}
+
+int bcfg_require(const broker_config_t *cfg, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* A dynamic change is answered as Kafka answers it, the message of
+     * the failed requirement with its prefix; the start-up log shows the
+     * reason alone. */
+    return bcfg_refuse(cfg, "%s%s", cfg->err ? "requirement failed: " : "", msg);
 }
 
 typedef struct bcfg_find_s {
@@ -124,10 +141,10 @@ static int bcfg_check_present(broker_config_t *cfg)
 
     for (int i = 0; i < n; i++)
         if ((t[i].flags & CFG_REQ) && !cfg_props_peek(&cfg->props, t[i].name))
-            return bcfg_refuse("Missing required configuration \"%s\" which has no default "
+            return bcfg_refuse(cfg, "Missing required configuration \"%s\" which has no default "
                                "value.", t[i].name);
     for (int i = 0; i < cfg->props.n; i++)
-        if (bcfg_check(cfg->props.v[i].key, cfg->props.v[i].value) < 0)
+        if (bcfg_check(cfg, cfg->props.v[i].key, cfg->props.v[i].value) < 0)
             return -1;
     return 0;
 }
@@ -329,6 +346,23 @@ int broker_config_load(broker_config_t *cfg, const char *path, char *const *over
     if (bcfg_check_present(cfg) < 0 || bcfg_load_fields(cfg) < 0)
         return -1;
     return bcfg_load_special(cfg);
+}
+
+int broker_config_check(broker_config_t *cfg, const props_t *props, char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    props_init(&cfg->props);
+    for (int i = 0; i < props->n; i++)
+        props_set(&cfg->props, props->v[i].key, props->v[i].value);
+    cfg->err = err;
+    cfg->errlen = errlen;
+    *err = '\0';
+    if (bcfg_check_present(cfg) < 0 || bcfg_load_fields(cfg) < 0 || bcfg_load_special(cfg) < 0) {
+        broker_config_free(cfg);
+        return -1;
+    }
+    cfg->err = NULL;
+    return 0;
 }
 
 void broker_config_report_ignored(broker_config_t *cfg)

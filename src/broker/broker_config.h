@@ -12,6 +12,13 @@
  * what is wrong. On success cfg owns all its memory (broker_config_free). */
 int broker_config_load(broker_config_t *cfg, const char *path, char *const *overrides,
                        int noverrides);
+/* Loads the config props make (copied) as broker_config_load does, with
+ * the same checks, logging nothing: for the check of a dynamic change,
+ * given the config it would make (server.properties with the dynamic
+ * configs over it). Returns 0 with *cfg the config (broker_config_free),
+ * or -1 with the first reason in err (Kafka's message) and nothing to
+ * free. */
+int broker_config_check(broker_config_t *cfg, const props_t *props, char *err, size_t errlen);
 /* Logs, once, every key of the file that Strand does not act on. */
 void broker_config_report_ignored(broker_config_t *cfg);
 void broker_config_free(broker_config_t *cfg);

@@ -13,10 +13,16 @@
 
 /* Checks a value of key as Kafka checks it (the key table's type and
  * check) and logs Kafka's message when it fails. 0 or -1. */
-int bcfg_check(const char *key, const char *val);
-/* Logs "config: <message>" as the reason the broker does not start;
- * returns -1. */
-int bcfg_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int bcfg_check(const broker_config_t *cfg, const char *key, const char *val);
+/* Logs "config: <message>" as the reason the broker does not start (or,
+ * while cfg->err is set, keeps the first such message there); returns
+ * -1. */
+int bcfg_refuse(const broker_config_t *cfg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The same for a rule Kafka states as a requirement: a dynamic change's
+ * refusal says "requirement failed: <message>", as Kafka's does. */
+int bcfg_require(const broker_config_t *cfg, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Whether name[0..len) is an element of the comma list (in any case, as
  * Kafka compares listener names). */
 bool bcfg_list_has(const char *list, const char *name, size_t len);

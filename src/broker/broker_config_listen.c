@@ -26,6 +26,7 @@ static const char *const bcfg_protocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT
 
 /* The protocol of each listener name (both upper case). */
 typedef struct bcfg_map_s {
+    const broker_config_t *cfg; /* whose errors these are */
     char **name;
     char **proto;
     int n;
@@ -78,7 +79,7 @@ static int bcfg_map_item(const char *item, size_t len, void *arg)
     const char *p;
 
     if (!colon)
-        return bcfg_refuse("Error parsing configuration property "
+        return bcfg_refuse(m->cfg, "Error parsing configuration property "
                            "'listener.security.protocol.map': '%.*s' is not NAME:PROTOCOL",
                            (int)len, item);
     nlen = (size_t)(colon - item);
@@ -88,7 +89,7 @@ static int bcfg_map_item(const char *item, size_t len, void *arg)
         ;
     plen = (size_t)(item + len - p);
     if (!cfg_val_in(bcfg_protocols, p, plen, 1))
-        return bcfg_refuse("Invalid security protocol `%.*s` defined in "
+        return bcfg_refuse(m->cfg, "Invalid security protocol `%.*s` defined in "
                            "listener.security.protocol.map", (int)plen, p);
     bcfg_map_add(m, item, nlen, 1, p, plen);
     return 0;
@@ -113,6 +114,7 @@ static int bcfg_map_load(broker_config_t *cfg, bcfg_map_t *m)
     const char *spec = props_get(&cfg->props, "listener.security.protocol.map");
 
     memset(m, 0, sizeof(*m));
+    m->cfg = cfg;
     if (spec)
         return cfg_val_items(spec, bcfg_map_item, m) ? -1 : 0;
     for (int i = 0; bcfg_protocols[i]; i++)
@@ -174,6 +176,29 @@ typedef struct bcfg_lparse_s {
     int n;
 } bcfg_lparse_t;
 
+static int bcfg_join_item(const char *item, size_t len, void *arg)
+{
+    char *out = arg;
+    size_t n = strlen(out);
+    snprintf(out + n, 1024 - n, "%s%.*s", n ? ", " : "", (int)len, item);
+    return 0;
+}
+
+/* A listener name the map lacks. A dynamic change is answered with the
+ * words of Kafka's reconfiguration, naming the listeners as it lists
+ * them. */
+static int bcfg_no_protocol(const bcfg_lparse_t *lp, const char *name)
+{
+    char list[1024] = "";
+
+    if (!lp->map->cfg->err)
+        return bcfg_refuse(lp->map->cfg, "%s: No security protocol defined for listener %s",
+                           lp->key, name);
+    cfg_val_items(lp->raw, bcfg_join_item, list);
+    return bcfg_refuse(lp->map->cfg, "Error creating broker listeners from '[%s]': No security "
+                       "protocol defined for listener %s", list, name);
+}
+
 static int bcfg_endpoint_item(const char *item, size_t len, void *arg)
 {
     bcfg_lparse_t *lp = arg;
@@ -181,17 +206,17 @@ static int bcfg_endpoint_item(const char *item, size_t len, void *arg)
     const char *proto;
 
     if (bcfg_parse_endpoint(item, len, &l) < 0)
-        return bcfg_refuse("%s: Unable to parse %.*s to a broker endpoint", lp->key, (int)len,
-                           item);
+        return bcfg_refuse(lp->map->cfg, "%s: Unable to parse %.*s to a broker endpoint", lp->key,
+                           (int)len, item);
     lp->v = xrealloc(lp->v, (size_t)(lp->n + 1) * sizeof(*lp->v));
     lp->v[lp->n++] = l;
     if (!(proto = bcfg_map_get(lp->map, l.name)))
-        return bcfg_refuse("%s: No security protocol defined for listener %s", lp->key, l.name);
+        return bcfg_no_protocol(lp, l.name);
     lp->v[lp->n - 1].protocol = xstrdup(proto);
     lp->v[lp->n - 1].controller = bcfg_list_has(lp->ctrl, l.name, strlen(l.name));
     if (l.port < 0 || l.port > 65535)
-        return bcfg_refuse("%s: %s: port %d is not a TCP port (0 to 65535)", lp->key, l.name,
-                           l.port);
+        return bcfg_refuse(lp->map->cfg, "%s: %s: port %d is not a TCP port (0 to 65535)", lp->key,
+                           l.name, l.port);
     return 0;
 }
 
@@ -217,11 +242,11 @@ static int bcfg_check_ports(const bcfg_lparse_t *lp)
             if (a->port != b->port)
                 continue;
             if (!bcfg_is_ip(a->host) || !bcfg_is_ip(b->host))
-                return bcfg_refuse("%s: Each listener must have a different port, listeners: %s",
-                                   lp->key, lp->raw);
+                return bcfg_refuse(lp->map->cfg, "%s: Each listener must have a different port, "
+                                   "listeners: %s", lp->key, lp->raw);
             if (bcfg_is_v6(a->host) == bcfg_is_v6(b->host))
-                return bcfg_refuse("%s: If you have two listeners on the same port then one "
-                                   "needs to be IPv4 and the other IPv6, listeners: %s",
+                return bcfg_refuse(lp->map->cfg, "%s: If you have two listeners on the same port "
+                                   "then one needs to be IPv4 and the other IPv6, listeners: %s",
                                    lp->key, lp->raw);
         }
     return 0;
@@ -232,8 +257,8 @@ static int bcfg_check_names(const bcfg_lparse_t *lp)
     for (int i = 0; i < lp->n; i++)
         for (int j = i + 1; j < lp->n; j++)
             if (!strcmp(lp->v[i].name, lp->v[j].name))
-                return bcfg_refuse("%s: Each listener must have a different name, listeners: %s",
-                                   lp->key, lp->raw);
+                return bcfg_refuse(lp->map->cfg, "%s: Each listener must have a different name, "
+                                   "listeners: %s", lp->key, lp->raw);
     return 0;
 }
 
@@ -264,7 +289,7 @@ static int bcfg_check_advertised(const broker_config_t *cfg)
         const bcfg_listener_t *a = &cfg->advertised[i];
         int known = 0;
         if (!strcmp(a->host, "0.0.0.0"))
-            return bcfg_refuse("advertised.listeners cannot use the nonroutable meta-address "
+            return bcfg_require(cfg, "advertised.listeners cannot use the nonroutable meta-address "
                                "0.0.0.0. Use a routable IP address.");
         for (int j = 0; j < cfg->nlisteners; j++)
             known |= !strcmp(cfg->listeners[j].name, a->name);
@@ -277,9 +302,9 @@ static int bcfg_check_advertised(const broker_config_t *cfg)
     for (int j = 0; j < cfg->nlisteners; j++)
         snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", j ? "," : "",
                  cfg->listeners[j].name);
-    return bcfg_refuse("advertised.listeners listener names must be equal to or a subset of the "
-                       "ones defined in listeners. Found %s. The valid options based on the "
-                       "current configuration are %s", found, valid);
+    return bcfg_require(cfg, "advertised.listeners listener names must be equal to or a subset of "
+                        "the ones defined in listeners. Found %s. The valid options based on the "
+                        "current configuration are %s", found, valid);
 }
 
 bool bcfg_map_has(broker_config_t *cfg, const char *name)

@@ -2,8 +2,9 @@
  * each key's own value, with Kafka's messages: the quorum is given, a
  * controller is one of its voters, broker.id agrees with node.id, the
  * controller listeners are (or, on a broker-only node, are not) among the
- * listeners, and the inter-broker listener is one of the advertised broker
- * listeners. Then the shapes Strand cannot run yet, refused with a message
+ * listeners, the inter-broker listener is one of the advertised broker
+ * listeners, the connection quotas, the cleaner's buffer and the cordoned
+ * log dirs are consistent. Then the shapes Strand cannot run yet, refused with a message
  * that says so rather than run as something else:
  *   - a controller-only node (process.roles=controller);
  *   - a broker-only node (process.roles=broker): it needs a controller
@@ -20,6 +21,7 @@
 #include <strings.h>
 
 #include "cluster/cfg_broker.h"
+#include "cluster/cfg_topic.h"
 #include "cluster/cfg_val.h"
 #include "util/mem.h"
 
@@ -59,16 +61,16 @@ static int bcfg_rule_quorum(broker_config_t *cfg, bcfg_voters_t *v)
     memset(v, 0, sizeof(*v));
     v->node = cfg->node_id;
     if (bcfg_blank(voters) && bcfg_blank(boot))
-        return bcfg_refuse("If using process.roles, either controller.quorum.bootstrap.servers "
-                           "must contain the set of bootstrap controllers or "
-                           "controller.quorum.voters must contain a parseable set of "
-                           "controllers.");
+        return bcfg_refuse(cfg, "If using process.roles, either "
+                           "controller.quorum.bootstrap.servers must contain the set of bootstrap "
+                           "controllers or controller.quorum.voters must contain a parseable set "
+                           "of controllers.");
     if (!bcfg_blank(voters))
         cfg_val_items(voters, bcfg_voter_item, v);
     if (cfg->role_controller && !bcfg_blank(voters) && !v->self)
-        return bcfg_refuse("If process.roles contains the 'controller' role, the node id %d must "
-                           "be included in the set of voters controller.quorum.voters=Set(%s)",
-                           cfg->node_id, v->ids);
+        return bcfg_require(cfg, "If process.roles contains the 'controller' role, the node id %d "
+                            "must be included in the set of voters "
+                            "controller.quorum.voters=Set(%s)", cfg->node_id, v->ids);
     return 0;
 }
 
@@ -79,8 +81,8 @@ static int bcfg_rule_broker_id(broker_config_t *cfg)
     int64_t id;
 
     if (bid && cfg_val_long(cfg_val_trim(bid, t, sizeof(t)), &id) == 0 && id != cfg->node_id)
-        return bcfg_refuse("`node.id` and `broker.id` must be set to the same value. "
-                           "`broker.id` is deprecated, please use `node.id` instead.");
+        return bcfg_require(cfg, "`node.id` and `broker.id` must be set to the same value. "
+                            "`broker.id` is deprecated, please use `node.id` instead.");
     return 0;
 }
 
@@ -108,16 +110,16 @@ static int bcfg_rule_controller_names(broker_config_t *cfg)
 
     cfg_val_items(cfg->controller_listener_names, bcfg_cln_item, &c);
     if (cfg->role_controller && c.in == 0)
-        return bcfg_refuse("controller.listener.names must contain at least one value appearing "
-                           "in the 'listeners' configuration when running the KRaft controller "
-                           "role");
+        return bcfg_require(cfg, "controller.listener.names must contain at least one value "
+                            "appearing in the 'listeners' configuration when running the KRaft "
+                            "controller role");
     if (cfg->role_controller && c.out > 0)
-        return bcfg_refuse("controller.listener.names must only contain values appearing in the "
-                           "'listeners' configuration when running the KRaft controller role");
+        return bcfg_require(cfg, "controller.listener.names must only contain values appearing in "
+                            "the 'listeners' configuration when running the KRaft controller role");
     if (!cfg->role_controller && c.in > 0)
-        return bcfg_refuse("controller.listener.names must not contain a value appearing in the "
-                           "'listeners' configuration when running KRaft with just the broker "
-                           "role");
+        return bcfg_require(cfg, "controller.listener.names must not contain a value appearing in "
+                            "the 'listeners' configuration when running KRaft with just the "
+                            "broker role");
     return 0;
 }
 
@@ -130,7 +132,7 @@ static int bcfg_inter_broker_name(broker_config_t *cfg)
     char t[64];
 
     if (named && sibp)
-        return bcfg_refuse("Only one of inter.broker.listener.name and "
+        return bcfg_refuse(cfg, "Only one of inter.broker.listener.name and "
                            "security.inter.broker.protocol should be set.");
     if (!named)
         cfg->inter_broker_listener_name =
@@ -140,8 +142,9 @@ static int bcfg_inter_broker_name(broker_config_t *cfg)
         *p = (char)toupper((unsigned char)*p);
     /* a name given is looked up in the map; a protocol is its own */
     if (named && !bcfg_map_has(cfg, cfg->inter_broker_listener_name))
-        return bcfg_refuse("Listener with name %s defined in inter.broker.listener.name not found "
-                           "in listener.security.protocol.map.", cfg->inter_broker_listener_name);
+        return bcfg_refuse(cfg, "Listener with name %s defined in inter.broker.listener.name not "
+                           "found in listener.security.protocol.map.",
+                           cfg->inter_broker_listener_name);
     return 0;
 }
 
@@ -161,13 +164,114 @@ static int bcfg_rule_advertised(broker_config_t *cfg)
         found |= !strcmp(l[i].name, cfg->inter_broker_listener_name);
     }
     if (!nb)
-        return bcfg_refuse("There must be at least one broker advertised listener. Perhaps all "
-                           "listeners appear in controller.listener.names?");
+        return bcfg_require(cfg, "There must be at least one broker advertised listener. Perhaps "
+                            "all listeners appear in controller.listener.names?");
     if (!found)
-        return bcfg_refuse("inter.broker.listener.name must be a listener name defined in "
+        return bcfg_require(cfg, "inter.broker.listener.name must be a listener name defined in "
                            "advertised.listeners. The valid options based on currently "
                            "configured listeners are %s", names);
     return 0;
+}
+
+/* max.connections.per.ip.overrides: host:count, ... (each part trimmed). */
+static int bcfg_override_item(const char *item, size_t len, void *arg)
+{
+    const broker_config_t *cfg = arg;
+    const char *colon = memchr(item, ':', len);
+    char raw[64], count[64];
+    int64_t n;
+
+    if (!colon) /* Java's substring to indexOf(':') = -1 */
+        return bcfg_refuse(cfg, "Error parsing configuration property "
+                           "'max.connections.per.ip.overrides': begin 0, end -1, length %zu", len);
+    snprintf(raw, sizeof(raw), "%.*s", (int)(item + len - colon - 1), colon + 1);
+    cfg_val_trim(raw, count, sizeof(count));
+    if (cfg_val_long(count, &n) < 0 || n < INT32_MIN || n > INT32_MAX)
+        return bcfg_refuse(cfg, "For input string: \"%s\"", count);
+    return 0;
+}
+
+static int64_t bcfg_peek_long(const broker_config_t *cfg, const char *key)
+{
+    const char *v = cfg_props_peek(&cfg->props, key);
+    char t[64];
+    int64_t n = 0;
+
+    if (!v)
+        v = cfg_broker_default(key);
+    if (v)
+        cfg_val_long(cfg_val_trim(v, t, sizeof(t)), &n); /* checked already */
+    return n;
+}
+
+/* The connection quotas: a per-ip limit of zero needs overrides. */
+static int bcfg_rule_conn_quotas(const broker_config_t *cfg)
+{
+    const char *ov = cfg_props_peek(&cfg->props, "max.connections.per.ip.overrides");
+
+    if (ov && cfg_val_items(ov, bcfg_override_item, (void *)cfg))
+        return -1;
+    if (bcfg_peek_long(cfg, "max.connections.per.ip") == 0 && bcfg_blank(ov))
+        return bcfg_require(cfg, "max.connections.per.ip can be set to zero only if "
+                            "max.connections.per.ip.overrides property is set.");
+    return 0;
+}
+
+/* The cleaner: its dedupe buffer shared by its threads (Kafka divides by
+ * the thread count, so zero threads fail as a division by zero). */
+static int bcfg_rule_cleaner(const broker_config_t *cfg)
+{
+    int64_t threads = bcfg_peek_long(cfg, "log.cleaner.threads");
+
+    if (threads == 0)
+        return bcfg_refuse(cfg, "/ by zero");
+    if (bcfg_peek_long(cfg, "log.cleaner.dedupe.buffer.size") / threads <= 1024 * 1024)
+        return bcfg_require(cfg, "log.cleaner.dedupe.buffer.size must be at least 1MB per "
+                            "cleaner thread.");
+    return 0;
+}
+
+typedef struct bcfg_cordon_s {
+    const broker_config_t *cfg;
+    char missing[512];
+} bcfg_cordon_t;
+
+static int bcfg_cordon_item(const char *item, size_t len, void *arg)
+{
+    bcfg_cordon_t *c = arg;
+    size_t n = strlen(c->missing);
+
+    for (int i = 0; i < c->cfg->nlog_dirs; i++)
+        if (strlen(c->cfg->log_dirs[i]) == len && !memcmp(c->cfg->log_dirs[i], item, len))
+            return 0;
+    snprintf(c->missing + n, sizeof(c->missing) - n, "%s%.*s", n ? ", " : "", (int)len, item);
+    return 0;
+}
+
+/* cordoned.log.dirs names log dirs (or "*", all of them). */
+static int bcfg_rule_cordoned(const broker_config_t *cfg)
+{
+    const char *v = cfg_props_peek(&cfg->props, "cordoned.log.dirs");
+    bcfg_cordon_t c = {cfg, ""};
+    char t[8];
+
+    if (!v || !strcmp(cfg_val_trim(v, t, sizeof(t)), "*"))
+        return 0;
+    cfg_val_items(v, bcfg_cordon_item, &c);
+    if (c.missing[0])
+        return bcfg_require(cfg, "All entries in cordoned.log.dirs must be present in log.dirs "
+                            "or log.dir. Missing entries : %s", c.missing);
+    return 0;
+}
+
+/* Other requirements of Kafka's broker config between or on values. */
+static int bcfg_rule_values(const broker_config_t *cfg)
+{
+    if (cfg_props_peek(&cfg->props, "log.roll.ms") && bcfg_peek_long(cfg, "log.roll.ms") < 1)
+        return bcfg_require(cfg, "log.roll.ms must be greater than or equal to 1");
+    if (bcfg_rule_conn_quotas(cfg) < 0 || bcfg_rule_cleaner(cfg) < 0)
+        return -1;
+    return bcfg_rule_cordoned(cfg);
 }
 
 /* ---- what Strand cannot run yet ---- */
@@ -175,20 +279,20 @@ static int bcfg_rule_advertised(broker_config_t *cfg)
 static int bcfg_rule_shapes(const broker_config_t *cfg, const bcfg_voters_t *v)
 {
     if (!cfg->role_broker)
-        return bcfg_refuse("process.roles=controller: a controller-only node is not supported "
+        return bcfg_refuse(cfg, "process.roles=controller: a controller-only node is not supported "
                            "yet; Strand runs one node that is both broker and controller "
                            "(process.roles=broker,controller)");
     if (!cfg->role_controller)
-        return bcfg_refuse("process.roles=broker: a broker-only node needs a controller quorum "
-                           "elsewhere, which Strand cannot join yet; run one node that is both "
-                           "(process.roles=broker,controller)");
+        return bcfg_refuse(cfg, "process.roles=broker: a broker-only node needs a controller "
+                           "quorum elsewhere, which Strand cannot join yet; run one node that is "
+                           "both (process.roles=broker,controller)");
     if (v->others)
-        return bcfg_refuse("controller.quorum.voters: a quorum of several controllers (%s) is "
+        return bcfg_refuse(cfg, "controller.quorum.voters: a quorum of several controllers (%s) is "
                            "not supported yet; Strand is a single node and its own quorum "
                            "(list this node, %d, alone)", v->ids, cfg->node_id);
     for (int i = 0; i < cfg->nlisteners; i++)
         if (strcmp(cfg->listeners[i].protocol, "PLAINTEXT") != 0)
-            return bcfg_refuse("listener %s uses security protocol %s, which Strand does not "
+            return bcfg_refuse(cfg, "listener %s uses security protocol %s, which Strand does not "
                                "support yet (only PLAINTEXT)", cfg->listeners[i].name,
                                cfg->listeners[i].protocol);
     return 0;
@@ -203,7 +307,7 @@ int bcfg_check_rules(broker_config_t *cfg)
         return -1;
     if (cfg->role_broker && (bcfg_inter_broker_name(cfg) < 0 || bcfg_rule_advertised(cfg) < 0))
         return -1;
-    if (bcfg_check_security(cfg) < 0)
+    if (bcfg_rule_values(cfg) < 0 || bcfg_check_security(cfg) < 0)
         return -1;
     return bcfg_rule_shapes(cfg, &v);
 }

@@ -113,7 +113,8 @@ static bool bcfg_is_default(const char *base, const char *value)
                : !strcmp(a, b);
 }
 
-static int bcfg_sec_refuse(const char *key, enum bcfg_sec_kind kind)
+static int bcfg_sec_refuse(const broker_config_t *cfg, const char *key,
+                           enum bcfg_sec_kind kind)
 {
     static const char *const what[] = {
         [SEC_TLS] = "a TLS setting, and Strand does not implement TLS yet",
@@ -122,8 +123,11 @@ static int bcfg_sec_refuse(const char *key, enum bcfg_sec_kind kind)
                       "yet (it would serve every client unchecked)",
         [SEC_OTHER] = "a security setting Strand does not implement yet",
     };
-    return bcfg_refuse("'%s' is %s: refusing to start rather than ignore it (remove the key, or "
-                       "give it Kafka's default)", key, what[kind]);
+    if (cfg->err) /* a dynamic change */
+        return bcfg_refuse(cfg, "'%s' is %s: refusing the change rather than ignore it", key,
+                           what[kind]);
+    return bcfg_refuse(cfg, "'%s' is %s: refusing to start rather than ignore it (remove the "
+                       "key, or give it Kafka's default)", key, what[kind]);
 }
 
 int bcfg_check_security(broker_config_t *cfg)
@@ -132,7 +136,7 @@ int bcfg_check_security(broker_config_t *cfg)
         const char *key = cfg->props.v[i].key, *base = bcfg_sec_base(key);
         enum bcfg_sec_kind kind = bcfg_sec_kind(base);
         if (kind != SEC_NONE && !bcfg_is_default(base, cfg->props.v[i].value))
-            return bcfg_sec_refuse(key, kind);
+            return bcfg_sec_refuse(cfg, key, kind);
     }
     return 0;
 }

@@ -1,6 +1,6 @@
-/* Broker configs: lookups in the table (cfg_broker_table.c), the check of
- * a value as Kafka's ConfigDef makes it at start-up, and the resolution of
- * a key for DescribeConfigs. */
+/* Broker configs: lookups in the table (cfg_broker_table.c) and the check
+ * of a value as Kafka's ConfigDef makes it. The layers of a broker's
+ * config and DescribeConfigs' view of them are in cfg_broker_view.c. */
 #include "cluster/cfg_broker.h"
 
 #include <ctype.h>
@@ -37,10 +37,13 @@ typedef struct cfg_bchk_s {
     size_t errlen;
 } cfg_bchk_t;
 
-static int16_t cfg_broker_range(const cfg_broker_key_t *k, int64_t v, const char *raw, char *err,
-                                size_t errlen)
+/* Kafka's validators see the parsed number: a message shows it as Java
+ * prints it (" 007 " as 7). */
+static int16_t cfg_broker_range(const cfg_broker_key_t *k, int64_t v, char *err, size_t errlen)
 {
-    char why[96];
+    char why[96], raw[24];
+
+    snprintf(raw, sizeof(raw), "%" PRId64, v);
 
     if (k->check == CFG_CK_RANGE_OR_M1 && v != -1 && (v < k->min || v > k->max)) {
         snprintf(why, sizeof(why), "Value must be between %" PRId64 " and %" PRId64
@@ -128,7 +131,7 @@ static int16_t cfg_broker_number(const cfg_broker_key_t *k, const char *t, const
         snprintf(why, sizeof(why), "Not a number of type %s", names[k->type]);
         return cfg_val_bad(err, errlen, raw, k->name, why);
     }
-    return cfg_broker_range(k, v, raw, err, errlen);
+    return cfg_broker_range(k, v, err, errlen);
 }
 
 static int16_t cfg_broker_double(const cfg_broker_key_t *k, const char *t, const char *raw,
@@ -136,12 +139,15 @@ static int16_t cfg_broker_double(const cfg_broker_key_t *k, const char *t, const
 {
     double d;
 
+    char shown[40];
+
     if (cfg_val_double(t, &d) < 0)
         return cfg_val_bad(err, errlen, raw, k->name, "Not a number of type DOUBLE");
+    cfg_val_java_double(d, shown, sizeof(shown));
     if (k->check == CFG_CK_RATIO && d < 0)
-        return cfg_val_bad(err, errlen, raw, k->name, "Value must be at least 0");
+        return cfg_val_bad(err, errlen, shown, k->name, "Value must be at least 0");
     if (k->check == CFG_CK_RATIO && d > 1)
-        return cfg_val_bad(err, errlen, raw, k->name, "Value must be no more than 1");
+        return cfg_val_bad(err, errlen, shown, k->name, "Value must be no more than 1");
     return 0;
 }
 
@@ -209,43 +215,4 @@ const char *cfg_broker_default(const char *name)
 {
     const cfg_broker_key_t *k = cfg_broker_find(name);
     return k ? k->dflt : NULL;
-}
-
-/* ---- DescribeConfigs ---- */
-
-static void cfg_broker_syn(cfg_resolved_t *out, const char *value, int8_t source)
-{
-    if (out->nsyn >= CFG_MAX_SYN)
-        return;
-    out->syn[out->nsyn].name = out->name;
-    out->syn[out->nsyn].value = (out->flags & CFG_SENS) ? NULL : value;
-    out->syn[out->nsyn].source = source;
-    out->nsyn++;
-}
-
-void cfg_broker_resolve(const cfg_broker_key_t *k, const meta_image_t *img, const char *node,
-                        const props_t *props, cfg_resolved_t *out)
-{
-    const char *v;
-
-    memset(out, 0, sizeof(*out));
-    out->name = k->name;
-    out->type = k->type;
-    out->flags = k->flags;
-    out->doc = k->doc;
-    if (img && (v = meta_image_config_get(img, META_RES_BROKER, node, strlen(node), k->name)))
-        cfg_broker_syn(out, v, CFG_SRC_DYNAMIC_BROKER);
-    if (img && (v = meta_image_config_get(img, META_RES_BROKER, "", 0, k->name)))
-        cfg_broker_syn(out, v, CFG_SRC_DYNAMIC_DEFAULT_BROKER);
-    if ((v = cfg_props_peek(props, k->name)))
-        cfg_broker_syn(out, v, CFG_SRC_STATIC_BROKER);
-    if (k->dflt)
-        cfg_broker_syn(out, k->dflt, CFG_SRC_DEFAULT);
-    if (out->nsyn) {
-        out->value = out->syn[0].value;
-        out->source = out->syn[0].source;
-    } else {
-        out->value = NULL;
-        out->source = CFG_SRC_DEFAULT;
-    }
 }

@@ -10,6 +10,7 @@
 #ifndef STRAND_CLUSTER_CFG_BROKER_H
 #define STRAND_CLUSTER_CFG_BROKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,11 +57,70 @@ const char *cfg_broker_default(const char *name);
 int16_t cfg_broker_check(const cfg_broker_key_t *k, const char *value, char *err,
                          size_t errlen);
 
-/* A key's value for node `node` (its id as a string): a dynamic config of
- * the node in img, then one of the cluster default ("" resource), then
- * server.properties (props), then the default. img and props may be NULL.
- * Sensitive values are reported as null. */
-void cfg_broker_resolve(const cfg_broker_key_t *k, const meta_image_t *img, const char *node,
-                        const props_t *props, cfg_resolved_t *out);
+/* ---- the layers of a broker's config ---- */
+
+/* A broker's config in layers, highest first, as a Kafka broker merges
+ * them: this node's dynamic configs and the cluster-wide dynamic defaults
+ * (ConfigRecords of BROKER resources "<node id>" and ""), then
+ * server.properties, then Kafka's defaults. The pointers are borrowed. */
+typedef struct cfg_bview_s {
+    const mi_config_t *node; /* NULL: none */
+    const mi_config_t *dflt; /* NULL: none */
+    const props_t *props;    /* NULL: none */
+} cfg_bview_t;
+
+/* The layers of node `node` (its id as a string) in img (may be NULL). */
+void cfg_bview_init(cfg_bview_t *v, const meta_image_t *img, const char *node,
+                    const props_t *props);
+/* A key's value at the highest layer above Kafka's defaults that sets
+ * it, with that layer's source in *src (may be NULL); NULL when none
+ * does. */
+const char *cfg_bview_set(const cfg_bview_t *v, const char *key, int8_t *src);
+/* The same, falling back to Kafka's default (NULL: null). */
+const char *cfg_bview_get(const cfg_bview_t *v, const char *key);
+
+/* For "listener.name.<listener>.<key>", the <key> part; else NULL. */
+const char *cfg_broker_listener_base(const char *name);
+/* The table's key of name, or of the key a listener-prefixed name
+ * overrides; NULL for a key Kafka does not define. */
+const cfg_broker_key_t *cfg_broker_key_of(const char *name);
+/* Kafka's synonyms of a broker key, highest precedence first: the key's
+ * unit family (log.retention.ms, .minutes, .hours; log.roll.*;
+ * log.roll.jitter.*; log.flush.interval.ms then
+ * log.flush.scheduler.interval.ms), or a listener-prefixed key and the key
+ * it overrides, or the key alone. Points into the table or name; returns
+ * the count (at most 3). */
+int cfg_broker_synonyms(const char *name, const char *names[3]);
+
+/* The synonyms DescribeConfigs lists for key self, whose synonym names are
+ * names[0..n): for each layer in turn (all of them when per_broker, else
+ * the dynamic defaults alone, as Kafka describes its default resource),
+ * every name with a value there, and then the ones before the first entry
+ * named self dropped, as Kafka does. Appends to out->syn; sensitive values
+ * are null. */
+void cfg_broker_synlist(const cfg_bview_t *v, const char *self, const char *const *names, int n,
+                        bool per_broker, bool sensitive, cfg_resolved_t *out);
+
+/* One broker key for DescribeConfigs. per_broker: of the node resource
+ * (the key's value in every layer); else of the cluster-wide default
+ * resource (its value there). A key outside the table (a listener
+ * override, or one Kafka does not define, which a dynamic config may
+ * hold) is typed as its base key, or UNKNOWN and sensitive; both are
+ * reported read-only, as Kafka does. out's strings point into the table,
+ * the image, the properties or name. */
+void cfg_broker_resolve(const char *name, const cfg_bview_t *v, bool per_broker,
+                        cfg_resolved_t *out);
+
+/* ---- dynamic changes (cfg_broker_dyn.c) ---- */
+
+/* Checks kv[0..n), the whole dynamic config set a BROKER resource would
+ * have after a change, as Kafka's broker does before it asks its
+ * controller: keys that cannot change at run time ("Cannot update these
+ * configs dynamically: [...]"), keystore and truststore keys without a
+ * listener prefix, each value (a listener override as the key it
+ * overrides), and, for the cluster-wide default (!per_broker), keys that
+ * only a broker may have. Keys Kafka does not define pass, as in Kafka.
+ * Returns 0, or INVALID_REQUEST (42) with Kafka's message in err. */
+int16_t cfg_broker_dyn_check(const mi_kv_t *kv, int n, bool per_broker, char *err, size_t errlen);
 
 #endif

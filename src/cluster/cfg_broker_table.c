@@ -5,7 +5,9 @@
  * facts are Kafka 4.4's (its config definitions and a broker's
  * DescribeConfigs answer); the documentation lines are ours, for the keys
  * Strand acts on. The server.properties parser (broker/broker_config.c)
- * and DescribeConfigs of a BROKER resource both read it. Sorted by name:
+ * and DescribeConfigs of a BROKER resource both read it. The keys marked
+ * UL are dynamic keys Kafka checks and stores but lists only once set (the
+ * replication throttles, the assignor offload switches). Sorted by name:
  * cfg_broker_find() searches it by halves. */
 #include "cluster/cfg_broker.h"
 
@@ -29,6 +31,7 @@ static const char *const cb_ssl_client_auth[] = {"required", "requested", "none"
 #define RO CFG_RO
 #define PB CFG_PER_BROKER
 #define CW CFG_CLUSTER_WIDE
+#define UL CFG_UNLISTED
 #define ANY CFG_CK_NONE, 0, 0, NULL
 #define MIN(lo) CFG_CK_MIN, lo, 0, NULL
 #define RANGE(lo, hi) CFG_CK_RANGE, lo, hi, NULL
@@ -108,7 +111,9 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("fetch.max.bytes", INT, "57671680", RO, MIN(1024), NULL),
     K("fetch.purgatory.purge.interval.requests", INT, "1000", RO, ANY, NULL),
     K("follower.fetch.last.tiered.offset.enable", BOOLEAN, "false", CW, ANY, NULL),
+    K("follower.replication.throttled.rate", LONG, NULL, CW | UL, MIN(0), NULL),
     K("group.consumer.assignment.interval.ms", INT, "1000", CW, MIN(0), NULL),
+    K("group.consumer.assignor.offload.enable", BOOLEAN, "true", CW | UL, ANY, NULL),
     K("group.consumer.assignors", LIST, "uniform,range", RO | CFG_NONEMPTY, ANY, NULL),
     K("group.consumer.heartbeat.interval.ms", INT, "5000", RO, MIN(1), NULL),
     K("group.consumer.max.assignment.interval.ms", INT, "15000", RO, MIN(0), NULL),
@@ -136,6 +141,7 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("group.min.session.timeout.ms", INT, "6000", RO, ANY,
       "Shortest session timeout a classic group member may ask for."),
     K("group.share.assignment.interval.ms", INT, "1000", CW, MIN(0), NULL),
+    K("group.share.assignor.offload.enable", BOOLEAN, "true", CW | UL, ANY, NULL),
     K("group.share.assignors", LIST, "simple", RO | CFG_NONEMPTY, ANY, NULL),
     K("group.share.delivery.count.limit", INT, "5", RO, RANGE(2, 10), NULL),
     K("group.share.heartbeat.interval.ms", INT, "5000", RO, MIN(1), NULL),
@@ -157,6 +163,7 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("group.share.record.lock.duration.ms", INT, "30000", RO, RANGE(1000, 3600000), NULL),
     K("group.share.session.timeout.ms", INT, "45000", RO, MIN(1), NULL),
     K("group.streams.assignment.interval.ms", INT, "1000", CW, MIN(0), NULL),
+    K("group.streams.assignor.offload.enable", BOOLEAN, "true", CW | UL, ANY, NULL),
     K("group.streams.assignors", LIST, "sticky", RO | CFG_NONEMPTY, ANY, NULL),
     K("group.streams.heartbeat.interval.ms", INT, "5000", RO, MIN(1), NULL),
     K("group.streams.initial.rebalance.delay.ms", INT, "3000", RO, MIN(0), NULL),
@@ -178,6 +185,7 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("kafka.metrics.polling.interval.secs", INT, "10", RO, MIN(1), NULL),
     K("kafka.metrics.reporters", LIST, "", RO, ANY, NULL),
     K("leader.imbalance.check.interval.seconds", LONG, "300", RO, MIN(1), NULL),
+    K("leader.replication.throttled.rate", LONG, NULL, CW | UL, MIN(0), NULL),
     K("listener.security.protocol.map", STRING,
       "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", PB, ANY,
       "Security protocol of each listener name, as NAME:PROTOCOL (only PLAINTEXT is served)."),
@@ -337,6 +345,7 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("remote.log.storage.manager.class.path", STRING, NULL, RO, ANY, NULL),
     K("remote.log.storage.manager.impl.prefix", STRING, "rsm.config.", RO, NONEMPTY, NULL),
     K("remote.log.storage.system.enable", BOOLEAN, "false", RO, ANY, NULL),
+    K("replica.alter.log.dirs.io.max.bytes.per.second", LONG, NULL, CW | UL, MIN(0), NULL),
     K("replica.fetch.backoff.ms", INT, "1000", RO, MIN(0), NULL),
     K("replica.fetch.max.bytes", INT, "1048576", RO, MIN(0), NULL),
     K("replica.fetch.min.bytes", INT, "1", RO, ANY, NULL),

@@ -41,6 +41,7 @@ enum cfg_source {
 #define CFG_CLUSTER_WIDE 8 /* dynamic as the cluster-wide default too */
 #define CFG_REQ 16         /* no default: a broker does not start without it */
 #define CFG_NONEMPTY 32    /* a list that may not be set empty */
+#define CFG_UNLISTED 64    /* reported by DescribeConfigs only once set */
 
 #define CFG_MAX_SYN 12
 
@@ -62,8 +63,8 @@ typedef struct cfg_resolved_s {
     const char *doc;   /* NULL = none */
     int nsyn;
     cfg_syn_t syn[CFG_MAX_SYN];
-    char scaled[24];   /* the value converted to ms when it comes from a
-                          synonym in hours or minutes */
+    char scaled[256];  /* the value as Kafka renders it, when that is not
+                          the stored text (hours in ms, a parsed number) */
 } cfg_resolved_t;
 
 #endif

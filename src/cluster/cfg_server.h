@@ -6,6 +6,7 @@
 #define STRAND_CLUSTER_CFG_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/props.h"
@@ -69,6 +70,10 @@ typedef struct broker_config_s {
     int32_t offsets_topic_num_partitions;
     int32_t max_incremental_fetch_session_cache_slots;
     int32_t log_level; /* lg_level; strand-only key "log.level" */
+    /* While a dynamic change is checked (broker_config_check): where the
+     * first reason for a refusal goes instead of the log. */
+    char *err;
+    size_t errlen;
 } broker_config_t;
 
 #endif

@@ -53,8 +53,9 @@ static const cfg_topic_key_t cfg_topic_table[] = {
     KEY1("flush.messages", LONG, "9223372036854775807", 1, NONE_MAX,
          "log.flush.interval.messages",
          "fsync the log after this many records (the default leaves it to the OS)."),
-    KEY1("flush.ms", LONG, "9223372036854775807", 0, NONE_MAX, "log.flush.interval.ms",
-         "fsync the log when its oldest unsynced record is this old."),
+    KEY("flush.ms", LONG, "9223372036854775807", NULL, 0, NONE_MAX, "log.flush.interval.ms",
+        "log.flush.scheduler.interval.ms", NULL, 1, 0,
+        "fsync the log when its oldest unsynced record is this old."),
     KEY1("follower.replication.throttled.replicas", LIST, "", NONE_MIN, NONE_MAX, NULL,
          "Replicas (partition:broker, or *) whose follower fetching is throttled."),
     KEY1("index.interval.bytes", INT, "4096", 0, NONE_MAX, "log.index.interval.bytes",
@@ -419,21 +420,44 @@ const char *cfg_props_peek(const props_t *props, const char *key)
     return NULL;
 }
 
-static void cfg_add_syn(cfg_resolved_t *out, const char *name, const char *value, int8_t source)
+/* A key's value in its own unit from broker synonym i: hours and minutes
+ * scaled to ms, numbers as Kafka prints them. NULL if it does not parse. */
+static const char *cfg_topic_scaled(const cfg_topic_key_t *k, int i, const char *v, char *buf,
+                                    size_t cap)
 {
-    if (out->nsyn >= CFG_MAX_SYN)
-        return;
-    out->syn[out->nsyn].name = name;
-    out->syn[out->nsyn].value = value;
-    out->syn[out->nsyn].source = source;
-    out->nsyn++;
+    char t[256];
+    int64_t n, sc = k->syn_scale[i] > 1 ? k->syn_scale[i] : 1;
+
+    cfg_val_trim(v, t, sizeof(t));
+    if (k->type != CFG_T_INT && k->type != CFG_T_LONG) {
+        snprintf(buf, cap, "%s", t);
+        return buf;
+    }
+    if (cfg_val_long(t, &n) < 0)
+        return NULL;
+    if (sc > 1)
+        n = n < 0 ? -1 : n > INT64_MAX / sc ? INT64_MAX : n * sc;
+    snprintf(buf, cap, "%" PRId64, n);
+    return buf;
 }
 
-void cfg_topic_resolve(const cfg_topic_key_t *k, const mi_config_t *dyn, const props_t *props,
+/* The value the broker's layers give the key: its first synonym set. */
+static const char *cfg_topic_from_broker(const cfg_topic_key_t *k, const cfg_bview_t *bv,
+                                         char *buf, size_t cap)
+{
+    for (int i = 0; bv && i < 3 && k->syn[i]; i++) {
+        const char *v = cfg_bview_set(bv, k->syn[i], NULL);
+        if (v)
+            return cfg_topic_scaled(k, i, v, buf, cap);
+    }
+    return NULL;
+}
+
+void cfg_topic_resolve(const cfg_topic_key_t *k, const mi_config_t *dyn, const cfg_bview_t *bv,
                        cfg_resolved_t *out)
 {
+    static const cfg_bview_t none = {NULL, NULL, NULL};
     const char *v = NULL;
-    int first_scale_syn = -1;
 
     memset(out, 0, sizeof(*out));
     out->name = k->name;
@@ -442,64 +466,51 @@ void cfg_topic_resolve(const cfg_topic_key_t *k, const mi_config_t *dyn, const p
     for (int i = 0; dyn && i < dyn->n; i++)
         if (!strcmp(dyn->v[i].key, k->name))
             v = dyn->v[i].value;
-    if (v)
-        cfg_add_syn(out, k->name, v, CFG_SRC_DYNAMIC_TOPIC);
-    for (int i = 0; i < 3 && k->syn[i]; i++) {
-        if (!(v = cfg_props_peek(props, k->syn[i])))
-            continue;
-        if (out->nsyn == 0)
-            first_scale_syn = i;
-        cfg_add_syn(out, k->syn[i], v, CFG_SRC_STATIC_BROKER);
+    if (v) {
+        out->syn[0].name = k->name;
+        out->syn[0].value = v;
+        out->syn[0].source = CFG_SRC_DYNAMIC_TOPIC;
+        out->nsyn = 1;
     }
-    const cfg_broker_key_t *bk = k->syn[0] ? cfg_broker_find(k->syn[0]) : NULL;
-    if (bk && bk->dflt)
-        cfg_add_syn(out, bk->name, bk->dflt, CFG_SRC_DEFAULT);
-
-    if (out->nsyn == 0 || out->syn[0].source == CFG_SRC_DEFAULT) {
-        out->value = k->dflt;
-        out->source = CFG_SRC_DEFAULT;
-        return;
+    if (k->syn[0]) {
+        const char *names[3];
+        int n = cfg_broker_synonyms(k->syn[0], names);
+        cfg_broker_synlist(bv ? bv : &none, k->syn[0], names, n, true, false, out);
     }
-    out->value = out->syn[0].value;
-    out->source = out->syn[0].source;
-    if (first_scale_syn > 0) { /* hours or minutes: shown in the key's unit */
-        char t[64];
-        int64_t n;
-        if (cfg_val_long(cfg_val_trim(out->value, t, sizeof(t)), &n) == 0) {
-            int64_t scale = k->syn_scale[first_scale_syn];
-            int64_t ms = n < 0 ? -1 : (n > INT64_MAX / scale ? INT64_MAX : n * scale);
-            snprintf(out->scaled, sizeof(out->scaled), "%" PRId64, ms);
-            out->value = out->scaled;
-        }
-    }
+    out->source = out->nsyn ? out->syn[0].source : CFG_SRC_DEFAULT;
+    if (!v)
+        v = cfg_topic_from_broker(k, bv, out->scaled, sizeof(out->scaled));
+    out->value = v ? v : k->dflt;
 }
 
-/* ---- static defaults and diffs ---- */
+/* ---- the broker's topic defaults, and diffs ---- */
 
-void cfg_topic_apply_static(topic_cfg_t *cfg, const props_t *props)
+void cfg_topic_apply_broker(topic_cfg_t *cfg, const cfg_bview_t *bv)
 {
-    char err[256], t[64], val[32];
+    char err[256], val[256], t[64];
+    const char *v;
+    int64_t n;
 
     for (int i = 0; i < CFG_NTOPIC; i++) {
         const cfg_topic_key_t *k = &cfg_topic_table[i];
         for (int s = 0; s < 3 && k->syn[s]; s++) {
-            const char *v = cfg_props_peek(props, k->syn[s]);
-            int64_t n;
-            if (!v)
+            if (!(v = cfg_bview_set(bv, k->syn[s], NULL)))
                 continue;
-            if (k->syn_scale[s] > 1) {
-                if (cfg_val_long(cfg_val_trim(v, t, sizeof(t)), &n) < 0)
-                    break;
-                int64_t sc = k->syn_scale[s];
-                snprintf(val, sizeof(val), "%" PRId64,
-                         n < 0 ? -1 : (n > INT64_MAX / sc ? INT64_MAX : n * sc));
-                v = val;
-            }
-            if (cfg_topic_check(k, v, err, sizeof(err)) == 0)
+            v = cfg_topic_scaled(k, s, v, val, sizeof(val));
+            if (v && cfg_topic_check(k, v, err, sizeof(err)) == 0)
                 cfg_topic_apply(cfg, k, v);
             break;
         }
     }
+    v = cfg_bview_set(bv, "producer.id.expiration.ms", NULL);
+    if (v && cfg_val_long(cfg_val_trim(v, t, sizeof(t)), &n) == 0 && n >= 1 && n <= INT32_MAX)
+        cfg->log.producer_id_expiration_ms = (int32_t)n;
+}
+
+void cfg_topic_apply_static(topic_cfg_t *cfg, const props_t *props)
+{
+    cfg_bview_t bv = {NULL, NULL, props};
+    cfg_topic_apply_broker(cfg, &bv);
 }
 
 static int cfg_diff_i64(cfg_kv_t *out, int n, int max, const char *key, int64_t a, int64_t b)

@@ -3,9 +3,10 @@
  * produce path and the logs use (topic_cfg_t); and the resolution of a
  * key's value and source for DescribeConfigs.
  *
- * A topic's effective config is: the broker's defaults (server.properties,
- * computed by the broker into a topic_cfg_t), overridden by the topic's
- * dynamic configs (ConfigRecords in the metadata log). */
+ * A topic's effective config is: the broker's defaults (server.properties
+ * and the dynamic broker configs, computed into a topic_cfg_t),
+ * overridden by the topic's dynamic configs (ConfigRecords in the
+ * metadata log). */
 #ifndef STRAND_CLUSTER_CFG_TOPIC_H
 #define STRAND_CLUSTER_CFG_TOPIC_H
 
@@ -13,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster/cfg_broker.h"
 #include "cluster/cfg_def.h"
 #include "cluster/meta_image.h"
 #include "log/log.h"
@@ -80,9 +82,13 @@ void cfg_topic_build(topic_cfg_t *out, const topic_cfg_t *base, const mi_config_
  * with the message in err. */
 int16_t cfg_topic_check_all(const topic_cfg_t *cfg, char *err, size_t errlen);
 
-/* Applies the broker keys of server.properties (props) that set topic
- * defaults, converted to the topic keys' units, to cfg: the first synonym
- * of each key that is set and valid wins, as in Kafka. */
+/* Applies the broker keys that set topic defaults, as the broker's layers
+ * bv give them (its dynamic configs over server.properties), converted to
+ * the topic keys' units, to cfg: the first synonym of each key that is set
+ * and valid wins, as in Kafka. producer.id.expiration.ms, a broker key
+ * every log runs with, too. */
+void cfg_topic_apply_broker(topic_cfg_t *cfg, const cfg_bview_t *bv);
+/* The same with server.properties alone. */
 void cfg_topic_apply_static(topic_cfg_t *cfg, const props_t *props);
 
 /* A key and a value rendered into the entry itself. */
@@ -101,11 +107,12 @@ int cfg_topic_diff(const topic_cfg_t *base, const topic_cfg_t *cfg, cfg_kv_t *ou
 void cfg_topic_log_config(const topic_cfg_t *cfg, log_config_t *out);
 
 /* Where a key's value comes from, for DescribeConfigs: the topic's dynamic
- * configs (dyn, NULL = none), then each broker synonym set in props
- * (static broker config), then Kafka's default; synonyms in that order,
- * Kafka listing the default of the first synonym only. props may be NULL.
- * out's strings point into the table, dyn, props or out itself. */
-void cfg_topic_resolve(const cfg_topic_key_t *k, const mi_config_t *dyn, const props_t *props,
+ * configs (dyn, NULL = none), then the broker's layers bv (NULL = none):
+ * its synonyms as Kafka lists them (cfg_broker_synlist). The value is the
+ * topic's own, else the first broker synonym set (hours and minutes in
+ * ms), else Kafka's default. out's strings point into the table, dyn, bv's
+ * layers or out itself. */
+void cfg_topic_resolve(const cfg_topic_key_t *k, const mi_config_t *dyn, const cfg_bview_t *bv,
                        cfg_resolved_t *out);
 
 /* A key of props, without marking it used (props_get would). */

@@ -2,6 +2,7 @@
 #include "cluster/cfg_val.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,4 +110,71 @@ void cfg_val_choices_text(const char *const *choices, int nocase, char *buf, siz
                                 nocase ? " (case insensitive)" : "");
     for (int i = 0; choices[i] && n < cap; i++)
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", choices[i]);
+}
+
+/* The fewest significant digits that read back as d (d finite, not 0),
+ * without sign or point, into digits; returns the decimal exponent of the
+ * first. */
+static int cfg_val_shortest(double d, char *digits, size_t cap)
+{
+    char e[40];
+    size_t nd = 0;
+    int p = 1;
+
+    for (; p < 17; p++) {
+        snprintf(e, sizeof(e), "%.*e", p - 1, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    snprintf(e, sizeof(e), "%.*e", p - 1, fabs(d));
+    const char *x = strchr(e, 'e');
+    for (const char *c = e; c < x && nd + 1 < cap; c++)
+        if (isdigit((unsigned char)*c))
+            digits[nd++] = *c;
+    digits[nd] = '\0';
+    return atoi(x + 1);
+}
+
+/* digits * 10^exp10 in plain form, at least one digit after the point. */
+static void cfg_val_plain(const char *digits, int exp10, char *out, size_t cap)
+{
+    int nd = (int)strlen(digits);
+    size_t o = 0;
+
+    if (exp10 < 0) {
+        o += (size_t)snprintf(out, cap, "0.");
+        for (int i = -1; i > exp10 && o + 1 < cap; i--)
+            out[o++] = '0';
+        snprintf(out + o, cap - o, "%s", digits);
+        return;
+    }
+    for (int i = 0; i <= exp10 && o + 1 < cap; i++)
+        out[o++] = i < nd ? digits[i] : '0';
+    snprintf(out + o, cap - o, ".%s", nd > exp10 + 1 ? digits + exp10 + 1 : "0");
+}
+
+/* Java's Double.toString: the fewest digits that read back as d, in
+ * plain form ("2.0", "0.5") from 10^-3 to 10^7 and in Java's scientific
+ * form ("1.0E10") outside. */
+void cfg_val_java_double(double d, char *buf, size_t cap)
+{
+    char digits[24], plain[64];
+    const char *sign = d < 0 ? "-" : "";
+    int exp10;
+
+    if (d != d || d - d != 0) {
+        snprintf(buf, cap, "%s", d != d ? "NaN" : d > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    if (d == 0) {
+        snprintf(buf, cap, "%s", signbit(d) ? "-0.0" : "0.0");
+        return;
+    }
+    exp10 = cfg_val_shortest(d, digits, sizeof(digits));
+    if (fabs(d) >= 1e-3 && fabs(d) < 1e7) {
+        cfg_val_plain(digits, exp10, plain, sizeof(plain));
+        snprintf(buf, cap, "%s%s", sign, plain);
+        return;
+    }
+    snprintf(buf, cap, "%s%c.%sE%d", sign, digits[0], digits[1] ? digits + 1 : "0", exp10);
 }

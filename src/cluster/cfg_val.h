@@ -35,5 +35,8 @@ int16_t cfg_val_bad(char *err, size_t errlen, const char *value, const char *key
 /* "String must be one of: a, b, c" (nocase: "... one of (case
  * insensitive): ..."), into buf. */
 void cfg_val_choices_text(const char *const *choices, int nocase, char *buf, size_t cap);
+/* d as Java's Double.toString writes it ("2.0", "1.0E10"), which is how
+ * Kafka's messages show a DOUBLE value. */
+void cfg_val_java_double(double d, char *buf, size_t cap);
 
 #endif

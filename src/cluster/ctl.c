@@ -109,17 +109,29 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
 {
     ctl_t *ctl = xcalloc(1, sizeof(*ctl));
     int fresh = 0;
+    char err[256];
 
     ctl->logs = logs;
     ctl->node_id = cfg->node_id;
-    ctl->defaults = cfg->defaults;
+    snprintf(ctl->node_name, sizeof(ctl->node_name), "%d", cfg->node_id);
+    ctl->base = ctl->defaults = cfg->defaults;
+    ctl->props = cfg->props;
+    ctl->broker_check = cfg->broker_check;
+    ctl->broker_check_arg = cfg->broker_check_arg;
     ctl->meta = meta_log_open(logs, now_ms, &fresh);
     if (!ctl->meta || (fresh && ctl_bootstrap(ctl, now_ms) != 0)) {
         lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
         ctl_free(ctl);
         return NULL;
     }
+    /* As a Kafka node that does not support the finalized levels. */
+    if (ctl_features_check(&ctl->meta->img, err, sizeof(err)) < 0) {
+        lg_error("refusing to start: %s", err);
+        ctl_free(ctl);
+        return NULL;
+    }
     ctl_pid_load(ctl);
+    ctl_defaults_refresh(ctl);
     return ctl;
 }
 
@@ -127,6 +139,16 @@ void ctl_free(ctl_t *ctl)
 {
     if (!ctl)
         return;
+    /* Changes still queued are refused, so that their owners free them. */
+    while (ctl->head) {
+        ctl_op_t *op = ctl->head;
+        ctl->head = op->next;
+        op->err = KERR_NOT_CONTROLLER;
+        snprintf(op->msg, sizeof(op->msg), "The controller is shutting down.");
+        op->done(op);
+    }
+    ctl->tail = NULL;
+    ctl_pid_serve_shutdown(ctl);
     meta_log_free(ctl->meta);
     free(ctl);
 }
@@ -154,6 +176,11 @@ int ctl_offline(const ctl_t *ctl)
 const topic_cfg_t *ctl_topic_defaults(const ctl_t *ctl)
 {
     return &ctl->defaults;
+}
+
+const char *ctl_node_name(const ctl_t *ctl)
+{
+    return ctl->node_name;
 }
 
 /* ---- the queue ---- */
@@ -187,7 +214,8 @@ static void ctl_committed(void *udata, int16_t err)
         op->err = err;
         snprintf(op->msg, sizeof(op->msg), "%s",
                  ctl_offline(ctl) ? CTL_OFFLINE_MSG : "Cannot write the metadata log");
-    }
+    } else if (op->kind == CTL_ALTER_BROKER_CONFIGS)
+        ctl_defaults_refresh(ctl);
     ctl_finish(ctl, op);
 }
 

@@ -19,12 +19,24 @@
 #include "cluster/cfg_topic.h"
 #include "cluster/meta_log.h"
 #include "log/log_mgr.h"
+#include "util/props.h"
 
 typedef struct ctl_s ctl_t;
+
+/* The broker's own check of a dynamic broker config change (its rules
+ * between keys, and what the running broker can take), given the whole
+ * config the change would make: server.properties with the dynamic
+ * defaults and this node's dynamic configs over it (merged). Returns 0,
+ * or a Kafka error code with Kafka's message in err. */
+typedef int16_t ctl_broker_check_fn(void *arg, const props_t *merged, char *err, size_t errlen);
 
 typedef struct ctl_config_s {
     int32_t node_id;     /* the only broker, replica of every partition */
     topic_cfg_t defaults; /* the topic defaults of server.properties */
+    const props_t *props; /* server.properties (borrowed, outlives the
+                             controller), under the dynamic broker configs */
+    ctl_broker_check_fn *broker_check; /* NULL: none */
+    void *broker_check_arg;
 } ctl_config_t;
 
 /* Opens the metadata log (creating it on a first start, or synthesizing
@@ -63,13 +75,35 @@ enum ctl_kind {
     CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
                              current ones, or with replace the whole set */
     CTL_ALLOC_PRODUCER_IDS, /* the controller's own: the next block */
+    CTL_ALTER_BROKER_CONFIGS, /* name: "" (the cluster-wide default) or this
+                                 node's id; kv set (or delete) on top of its
+                                 dynamic configs, or with replace the whole
+                                 set (ctl_configs.c) */
+    CTL_UPDATE_FEATURES,  /* features[0..nfeatures): finalized levels */
 };
+
+/* UpdateFeatures' upgrade types, numbered as on the wire; any other value
+ * is refused as Kafka refuses an unknown one. */
+enum ctl_upgrade_type {
+    CTL_UPGRADE = 1,
+    CTL_SAFE_DOWNGRADE = 2,
+    CTL_UNSAFE_DOWNGRADE = 3,
+};
+
+/* One feature update of CTL_UPDATE_FEATURES; name need not be
+ * NUL-terminated. A feature named twice takes its last values. */
+typedef struct ctl_feature_update_s {
+    const char *name;
+    size_t name_len;
+    int16_t level;
+    int8_t upgrade_type; /* enum ctl_upgrade_type */
+} ctl_feature_update_t;
 
 typedef struct ctl_op_s ctl_op_t;
 struct ctl_op_s {
     /* in */
     int kind;                /* enum ctl_kind */
-    const char *name;        /* CTL_CREATE_TOPIC */
+    const char *name;        /* CTL_CREATE_TOPIC, CTL_ALTER_BROKER_CONFIGS */
     size_t name_len;
     uint8_t topic_id[16];    /* the others */
     int32_t nparts;
@@ -80,6 +114,8 @@ struct ctl_op_s {
     const int32_t *assign_n;
     const ctl_kv_t *kv;
     int nkv;
+    const ctl_feature_update_t *features;
+    int nfeatures;
     int replace;
     int validate_only;       /* check only, commit nothing */
     int64_t now_ms;
@@ -121,12 +157,36 @@ struct ctl_pid_wait_s {
 };
 int64_t ctl_producer_id(ctl_t *ctl, ctl_pid_wait_t *w);
 
+/* Feature levels (ctl_features.c). A feature this node knows, and the
+ * levels of it whose behaviour Strand implements; the others are refused
+ * by CTL_UPDATE_FEATURES, and a metadata log finalizing one is refused at
+ * start-up. */
+#define CTL_FEATURE_METADATA_VERSION "metadata.version"
+#define CTL_FEATURE_KRAFT_VERSION "kraft.version"
+typedef struct ctl_feature_s {
+    const char *name;
+    int16_t min_level, max_level;
+} ctl_feature_t;
+/* Every feature this node knows, in a fixed order; *n gets the count. */
+const ctl_feature_t *ctl_features(int *n);
+/* The feature named so, or NULL. */
+const ctl_feature_t *ctl_feature_find(const char *name, size_t len);
+/* The finalized features are the image's (meta_image_feature_next); their
+ * epoch is the offset of the last record applied to it, or -1. */
+int64_t ctl_features_epoch(const ctl_t *ctl);
+/* 0 when every feature img finalizes is at a level this node supports,
+ * and metadata.version is set; else -1 with the reason in err. */
+int ctl_features_check(const meta_image_t *img, char *err, size_t errlen);
+
 /* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
  * "..". Returns 0, or INVALID_TOPIC_EXCEPTION with Kafka's message in err
  * (may be NULL). */
 int16_t ctl_topic_name_check(const char *name, size_t len, char *err, size_t errlen);
 
-/* The topic defaults changes are checked against. */
+/* The topic defaults changes are checked against: server.properties' with
+ * the dynamic broker configs of this node applied. */
 const topic_cfg_t *ctl_topic_defaults(const ctl_t *ctl);
+/* This node's id as BROKER resources name it (owned by the controller). */
+const char *ctl_node_name(const ctl_t *ctl);
 
 #endif

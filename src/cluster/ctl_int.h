@@ -10,7 +10,12 @@ struct ctl_s {
     meta_log_t *meta;
     log_mgr_t *logs;
     int32_t node_id;
-    topic_cfg_t defaults;
+    char node_name[12];   /* node_id as a string */
+    topic_cfg_t base;     /* server.properties' topic defaults */
+    topic_cfg_t defaults; /* base with the dynamic broker configs applied */
+    const props_t *props;
+    ctl_broker_check_fn *broker_check;
+    void *broker_check_arg;
     ctl_op_t *head, *tail; /* queued; the head may be committing */
     int committing;
     /* Producer ids (ctl_pid.c): the block being handed out, its next
@@ -47,7 +52,25 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
 int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* The records of CTL_ALLOC_PRODUCER_IDS (ctl_pid.c). */
 int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* The records of CTL_UPDATE_FEATURES (ctl_features.c). */
+int16_t ctl_plan_features(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* 1 when a metadata.version level in (to, from] changed the metadata
+ * records, so that a downgrade from `from` to `to` is refused. */
+int ctl_mv_changed_between(int16_t to, int16_t from);
 /* Reads the producer id floor an older data dir left (ctl_pid.c). */
 void ctl_pid_load(ctl_t *ctl);
+/* Shutdown: waiters for producer ids are answered with an error. */
+void ctl_pid_serve_shutdown(ctl_t *ctl);
+/* The records of CTL_ALTER_BROKER_CONFIGS (ctl_configs.c). */
+int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* Whether log dir i is cordoned (cordoned.log.dirs: "*", or dirs named
+ * as in log.dirs): it gets no new partition (ctl_configs.c). */
+int ctl_dir_cordoned(const ctl_t *ctl, int i);
+/* 0, or INVALID_REPLICATION_FACTOR with Kafka's message when every log dir
+ * is cordoned and no new partition can be placed (ctl_configs.c). */
+int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op);
+/* Recomputes ctl->defaults from the image: at start-up, and after a
+ * broker config change is committed (ctl_configs.c). */
+void ctl_defaults_refresh(ctl_t *ctl);
 
 #endif

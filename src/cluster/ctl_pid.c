@@ -111,3 +111,14 @@ int64_t ctl_producer_id(ctl_t *ctl, ctl_pid_wait_t *w)
     ctl_pid_alloc(ctl);
     return -1;
 }
+
+void ctl_pid_serve_shutdown(ctl_t *ctl)
+{
+    ctl->pid_op = NULL; /* refused with the queue, and freed by its done */
+    while (ctl->pid_head) {
+        ctl_pid_wait_t *w = ctl->pid_head;
+        ctl->pid_head = w->next;
+        w->cb(w, -1, KERR_NOT_CONTROLLER);
+    }
+    ctl->pid_tail = NULL;
+}

@@ -55,8 +55,8 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
     int nd = log_mgr_ndirs(ctl->logs);
     int *load = xcalloc((size_t)nd + 1, sizeof(int));
 
-    for (int d = 0; d < nd; d++)
-        load[d] = log_mgr_dir_nparts(ctl->logs, d);
+    for (int d = 0; d < nd; d++) /* a cordoned dir takes no new partition */
+        load[d] = ctl_dir_cordoned(ctl, d) ? INT32_MAX : log_mgr_dir_nparts(ctl->logs, d);
     b->dirs = xrealloc(b->dirs, (size_t)(b->ndirs + (to - from) + 1) * sizeof(*b->dirs));
     for (int32_t p = from; p < to; p++) {
         meta_part_rec_t *pr = &ctl_batch_add(b, META_REC_PARTITION)->u.part;
@@ -64,7 +64,8 @@ void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int3
         for (int d = 1; d < nd; d++) /* where the log manager would put it */
             if (load[d] < load[best])
                 best = d;
-        load[best]++;
+        if (load[best] < INT32_MAX)
+            load[best]++;
         pr->partition_id = p;
         memcpy(pr->topic_id.b, id, 16);
         pr->replicas.n = pr->isr.n = 1;
@@ -204,7 +205,7 @@ static int16_t ctl_check_create(ctl_t *ctl, ctl_op_t *op)
     if (op->nparts > CTL_MAX_NEW_PARTITIONS)
         return ctl_fail(op, KERR_POLICY_VIOLATION,
                         "Excessively large number of partitions per request.");
-    return KERR_NONE;
+    return ctl_check_placeable(ctl, op);
 }
 
 static int ctl_new_id(const ctl_t *ctl, uint8_t id[16])
@@ -288,7 +289,8 @@ static int16_t ctl_plan_partitions(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     if (op->nparts - t->nparts > CTL_MAX_NEW_PARTITIONS)
         return ctl_fail(op, KERR_POLICY_VIOLATION,
                         "Excessively large number of partitions per request.");
-    if ((e = ctl_check_assignment(ctl, op, op->nparts - t->nparts)))
+    if ((e = ctl_check_assignment(ctl, op, op->nparts - t->nparts)) ||
+        (e = ctl_check_placeable(ctl, op)))
         return e;
     if (!op->validate_only)
         ctl_batch_partitions(b, ctl, op->topic_id, t->nparts, op->nparts);
@@ -391,6 +393,8 @@ int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     case CTL_CREATE_PARTITIONS: return ctl_plan_partitions(ctl, op, b);
     case CTL_ALTER_CONFIGS: return ctl_plan_configs(ctl, op, b);
     case CTL_ALLOC_PRODUCER_IDS: return ctl_plan_producer_ids(ctl, op, b);
+    case CTL_ALTER_BROKER_CONFIGS: return ctl_plan_broker_configs(ctl, op, b);
+    case CTL_UPDATE_FEATURES: return ctl_plan_features(ctl, op, b);
     default: return ctl_fail(op, KERR_INVALID_REQUEST, "Unknown metadata change");
     }
 }

@@ -110,7 +110,22 @@ mi_config_t *meta_image_config_next(const meta_image_t *img, size_t *pos)
 int meta_image_feature(const meta_image_t *img, const char *name)
 {
     void *v = smap_get(&img->features, name, strlen(name));
-    return v ? (int)((intptr_t)v - 1) : -1;
+    return v ? (int)(intptr_t)v : 0;
+}
+
+int meta_image_feature_next(const meta_image_t *img, size_t *pos, meta_str_t *name,
+                            int16_t *level)
+{
+    const void *key;
+    size_t klen;
+    void *v;
+
+    if (!smap_next(&img->features, pos, &key, &klen, &v))
+        return 0;
+    name->p = key;
+    name->len = (int32_t)klen;
+    *level = (int16_t)(intptr_t)v;
+    return 1;
 }
 
 /* ---- apply ---- */
@@ -310,6 +325,17 @@ static int mi_apply_config(meta_image_t *img, const meta_config_rec_t *r, char *
     return 0;
 }
 
+/* Level 0 takes the feature out of the finalized set, as Kafka's replay
+ * does: a feature at 0 is one the cluster does not use. */
+static void mi_apply_feature(meta_image_t *img, const meta_feature_rec_t *r)
+{
+    size_t len = (size_t)(r->name.len < 0 ? 0 : r->name.len);
+    if (r->feature_level <= 0)
+        smap_del(&img->features, r->name.p, len);
+    else
+        smap_put(&img->features, r->name.p, len, (void *)(intptr_t)r->feature_level);
+}
+
 int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t errlen)
 {
     int rc = 0;
@@ -330,8 +356,7 @@ int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t
         rc = mi_apply_remove(img, rec->u.remove_topic.topic_id.b, err, errlen);
         break;
     case META_REC_FEATURE_LEVEL:
-        smap_put(&img->features, rec->u.feature.name.p, (size_t)rec->u.feature.name.len,
-                 (void *)(intptr_t)(rec->u.feature.feature_level + 1));
+        mi_apply_feature(img, &rec->u.feature);
         break;
     case META_REC_PRODUCER_IDS:
         if (rec->u.producer_ids.next_producer_id > img->next_producer_id)

@@ -50,7 +50,7 @@ typedef struct meta_image_s {
     smap_t by_id;          /* 16-byte id -> mi_topic_t */
     smap_t by_norm;        /* name with '.' as '_' -> mi_topic_t (collisions) */
     smap_t configs;        /* type byte + name -> mi_config_t */
-    smap_t features;       /* name -> (level + 1) cast to a pointer */
+    smap_t features;       /* name -> level (> 0) cast to a pointer */
     int64_t records;       /* records applied */
     int64_t next_producer_id; /* the first id no block has taken yet */
 } meta_image_t;
@@ -81,7 +81,12 @@ const char *meta_image_config_get(const meta_image_t *img, int8_t type, const ch
 /* Iteration over resources with configs: start with *pos = 0. */
 mi_config_t *meta_image_config_next(const meta_image_t *img, size_t *pos);
 
-/* A finalized feature level, or -1 if the feature was never set. */
+/* A finalized feature level, or 0 when the feature is not finalized
+ * (never set, or set to 0, which takes it out as in Kafka). */
 int meta_image_feature(const meta_image_t *img, const char *name);
+/* Iteration over the finalized features (level > 0): start with *pos = 0;
+ * returns 0 at the end. name points into the image. */
+int meta_image_feature_next(const meta_image_t *img, size_t *pos, meta_str_t *name,
+                            int16_t *level);
 
 #endif

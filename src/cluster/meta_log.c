@@ -209,6 +209,7 @@ meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh)
     if (log_epoch_assign(ml->log, ml->epoch, log_end_offset(ml->log)) < 0)
         lg_warn("metadata log: cannot write leader-epoch-checkpoint: %s", strerror(errno));
     log_set_high_watermark(ml->log, log_end_offset(ml->log));
+    ml->last_applied = log_end_offset(ml->log) - 1;
     lg_info("metadata log: replayed %d records up to offset %lld, epoch %d", n,
             (long long)log_end_offset(ml->log), ml->epoch);
     return ml;
@@ -260,7 +261,9 @@ static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int
             n++;
     }
     log_batch_iter_free(it);
+    /* One commit at a time: the batch is the log's last. */
     log_set_high_watermark(ml->log, log_end_offset(ml->log));
+    ml->last_applied = log_end_offset(ml->log) - 1;
     if (ml->listener.on_commit && n)
         ml->listener.on_commit(ml->listener.ctx, recs, n, &ml->img, now_ms, applied, arg);
     else
@@ -386,11 +389,6 @@ void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_
     mc->udata = udata;
     mc->job.work = meta_commit_work;
     mc->job.done = meta_commit_done;
-    if (ml->pool) {
-        ml->out = mc;
-        net_pool_submit(ml->pool, &mc->job);
-        return;
-    }
-    meta_commit_work(&mc->job);
-    meta_commit_done(&mc->job);
+    ml->out = mc;
+    net_pool_run(ml->pool, &mc->job);
 }

@@ -44,6 +44,8 @@ typedef struct meta_log_s {
     log_t *log;          /* owned by logs */
     meta_image_t img;
     int32_t epoch;       /* partitionLeaderEpoch of our batches */
+    int64_t last_applied; /* offset of the last record in the image, or -1
+                             (Kafka's finalized features epoch) */
     meta_listener_t listener;
     struct net_loop_s *loop; /* meta_log_attach */
     struct net_pool_s *pool; /* fsyncs of commits, or NULL: on the caller */

@@ -550,10 +550,11 @@ void grp_offset_put(grp_t *g, const char *topic, size_t topic_len, int32_t parti
         free(key);
     }
     /* Commits mostly repeat the metadata: keep the string when equal. */
-    if (!o->metadata || strlen(o->metadata) != md_len ||
+    if (!o->metadata || (size_t)o->metadata_len != md_len ||
         (md_len && memcmp(o->metadata, md, md_len))) {
         free(o->metadata);
         o->metadata = xstrndup(md ? md : "", md_len);
+        o->metadata_len = (int32_t)md_len;
     }
     o->offset = offset;
     o->leader_epoch = epoch;

@@ -14,6 +14,11 @@
  * caller passes a grp_waiter_t, which is answered through its callback,
  * at once or later from another member's request or a timer.
  *
+ * Ids (group, member, instance and client ids, protocol types and names)
+ * are C strings in the form of util/cstr.h: a NUL byte of the protocol
+ * string is kept as C0 80, so that ids differing only after a NUL stay
+ * apart; records and answers carry the original bytes.
+ *
  * Everything runs on the event-loop thread; nothing locks. */
 #ifndef STRAND_COORD_GRP_H
 #define STRAND_COORD_GRP_H
@@ -150,7 +155,8 @@ typedef struct grp_offset_s {
     int32_t partition;
     int64_t offset;
     int32_t leader_epoch;
-    char *metadata;
+    char *metadata;       /* metadata_len bytes, any of them NUL (then a NUL) */
+    int32_t metadata_len;
     int64_t commit_ts;
     int64_t expire_ts; /* -1: by offsets.retention */
 } grp_offset_t;

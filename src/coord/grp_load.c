@@ -7,6 +7,7 @@
 
 #include "coord/grp_int.h"
 #include "coord/grp_rec.h"
+#include "util/cstr.h"
 #include "util/arena.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -24,7 +25,7 @@ void grp_load_begin(grp_coord_t *c, int32_t part)
 static int grp_load_offset(grp_coord_t *c, const grp_rec_key_t *k, const uint8_t *value,
                            int32_t value_len)
 {
-    char *id = xstrndup(k->group.p, (size_t)k->group.len);
+    char *id = cstr_dup(k->group.p, (size_t)k->group.len);
     grp_t *g = grp_get(c, id);
     grp_rec_offset_t v;
     int rc = 0;
@@ -62,11 +63,11 @@ static void grp_load_reset(grp_coord_t *c, grp_t *g)
 
 static void grp_load_member(grp_t *g, const grp_rec_member_t *rm, const char *protocol)
 {
-    char *id = xstrndup(rm->member_id.p, (size_t)rm->member_id.len);
-    char *inst = rm->instance_id.len >= 0 ? xstrndup(rm->instance_id.p, (size_t)rm->instance_id.len)
+    char *id = cstr_dup(rm->member_id.p, (size_t)rm->member_id.len);
+    char *inst = rm->instance_id.len >= 0 ? cstr_dup(rm->instance_id.p, (size_t)rm->instance_id.len)
                                           : NULL;
-    char *cid = xstrndup(rm->client_id.p, (size_t)rm->client_id.len);
-    char *host = xstrndup(rm->client_host.p, (size_t)rm->client_host.len);
+    char *cid = cstr_dup(rm->client_id.p, (size_t)rm->client_id.len);
+    char *host = cstr_dup(rm->client_host.p, (size_t)rm->client_host.len);
     grp_protocol_t proto = {(char *)(protocol ? protocol : ""), (uint8_t *)rm->subscription.p,
                             rm->subscription.len};
     grp_join_req_t req = {
@@ -90,7 +91,7 @@ static void grp_load_member(grp_t *g, const grp_rec_member_t *rm, const char *pr
 static int grp_load_group(grp_coord_t *c, const grp_rec_key_t *k, const uint8_t *value,
                           int32_t value_len)
 {
-    char *id = xstrndup(k->group.p, (size_t)k->group.len);
+    char *id = cstr_dup(k->group.p, (size_t)k->group.len);
     grp_t *g = grp_get(c, id);
     grp_rec_group_t rg;
     arena_t arena;
@@ -111,15 +112,15 @@ static int grp_load_group(grp_coord_t *c, const grp_rec_key_t *k, const uint8_t 
             g = grp_create(c, id);
         grp_load_reset(c, g);
         if (rg.protocol_type.len > 0)
-            g->protocol_type = xstrndup(rg.protocol_type.p, (size_t)rg.protocol_type.len);
+            g->protocol_type = cstr_dup(rg.protocol_type.p, (size_t)rg.protocol_type.len);
         if (rg.protocol.len >= 0)
-            g->protocol_name = xstrndup(rg.protocol.p, (size_t)rg.protocol.len);
+            g->protocol_name = cstr_dup(rg.protocol.p, (size_t)rg.protocol.len);
         g->generation = rg.generation;
         g->state_ts = rg.state_ts;
         for (int32_t i = 0; i < rg.nmembers; i++)
             grp_load_member(g, &rg.members[i], g->protocol_name);
         if (rg.leader.len >= 0) {
-            char *lid = xstrndup(rg.leader.p, (size_t)rg.leader.len);
+            char *lid = cstr_dup(rg.leader.p, (size_t)rg.leader.len);
             grp_member_t *l = grp_member_get(g, lid);
             if (l)
                 g->leader = l;

@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "proto/proto_rec.h"
+#include "util/arena.h"
+#include "util/cstr.h"
 #include "util/mem.h"
 
 #define GRP_REC_OFFSET_VALUE_VERSION 3
@@ -25,15 +27,30 @@
 
 typedef proto_rec_group_metadata_value_member_metadata_t grp_rec_pmember_t;
 
+/* A coordinator string (a C string in util/cstr.h's form) as the bytes it
+ * stands for, in arena when they differ: records hold what the client
+ * sent. */
+static proto_str_t grp_rec_id(arena_t *arena, proto_str_t s)
+{
+    if (s.len <= 0 || !s.p || !memchr(s.p, 0xc0, (size_t)s.len))
+        return s;
+    char *tmp = arena_strndup(arena, s.p, (size_t)s.len);
+    size_t n = cstr_unescape(tmp, tmp);
+    return (proto_str_t){tmp, (int32_t)n};
+}
+
 void grp_rec_offset_key(buf_t *out, proto_str_t group, proto_str_t topic, int32_t partition)
 {
     proto_rec_offset_commit_key_t k;
+    arena_t arena;
 
+    arena_init(&arena, 256);
     proto_rec_offset_commit_key_init(&k);
-    k.group = group;
+    k.group = grp_rec_id(&arena, group);
     k.topic = topic;
     k.partition = partition;
     proto_rec_offset_commit_key_write(&k, 0, out);
+    arena_destroy(&arena);
 }
 
 void grp_rec_offset_value(buf_t *out, const grp_rec_offset_t *v)
@@ -54,19 +71,22 @@ void grp_rec_offset_value(buf_t *out, const grp_rec_offset_t *v)
 void grp_rec_group_key(buf_t *out, proto_str_t group)
 {
     proto_rec_group_metadata_key_t k;
+    arena_t arena;
 
+    arena_init(&arena, 256);
     proto_rec_group_metadata_key_init(&k);
-    k.group = group;
+    k.group = grp_rec_id(&arena, group);
     proto_rec_group_metadata_key_write(&k, 0, out);
+    arena_destroy(&arena);
 }
 
-static void grp_rec_member_to(grp_rec_pmember_t *d, const grp_rec_member_t *m)
+static void grp_rec_member_to(arena_t *arena, grp_rec_pmember_t *d, const grp_rec_member_t *m)
 {
     proto_rec_group_metadata_value_member_metadata_init(d);
-    d->member_id = m->member_id;
-    d->group_instance_id = m->instance_id;
-    d->client_id = m->client_id;
-    d->client_host = m->client_host;
+    d->member_id = grp_rec_id(arena, m->member_id);
+    d->group_instance_id = grp_rec_id(arena, m->instance_id);
+    d->client_id = grp_rec_id(arena, m->client_id);
+    d->client_host = grp_rec_id(arena, m->client_host);
     d->rebalance_timeout = m->rebalance_timeout;
     d->session_timeout = m->session_timeout;
     d->subscription = m->subscription;
@@ -77,19 +97,22 @@ void grp_rec_group_value(buf_t *out, const grp_rec_group_t *g)
 {
     proto_rec_group_metadata_value_t r;
     grp_rec_pmember_t *pm = xcalloc((size_t)g->nmembers + 1, sizeof(*pm));
+    arena_t arena;
 
+    arena_init(&arena, 1024);
     proto_rec_group_metadata_value_init(&r);
-    r.protocol_type = g->protocol_type; /* a null one goes out as "" */
+    r.protocol_type = grp_rec_id(&arena, g->protocol_type); /* a null one goes out as "" */
     r.generation = g->generation;
-    r.protocol = g->protocol;
-    r.leader = g->leader;
+    r.protocol = grp_rec_id(&arena, g->protocol);
+    r.leader = grp_rec_id(&arena, g->leader);
     r.current_state_timestamp = g->state_ts;
     for (int32_t i = 0; i < g->nmembers; i++)
-        grp_rec_member_to(&pm[i], &g->members[i]);
+        grp_rec_member_to(&arena, &pm[i], &g->members[i]);
     r.members.n = g->nmembers;
     r.members.v = pm;
     proto_rec_group_metadata_value_write(&r, GRP_REC_GROUP_VALUE_VERSION, out);
     free(pm);
+    arena_destroy(&arena);
 }
 
 /* ---- decoding ---- */
@@ -177,6 +200,10 @@ static uint32_t grp_rec_utf8_next(const unsigned char **pp, const unsigned char 
 {
     const unsigned char *p = *pp;
     uint32_t c = *p++;
+    if (c == 0xc0 && p < end && *p == 0x80) { /* a NUL kept as util/cstr.h keeps it */
+        *pp = p + 1;
+        return 0;
+    }
     int more = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0;
     uint32_t min = more == 3 ? 0x10000 : more == 2 ? 0x800 : 0x80;
 

@@ -62,7 +62,10 @@ typedef struct grp_rec_group_s {
     grp_rec_member_t *members;
 } grp_rec_group_t;
 
-/* Encoders append to out. */
+/* Encoders append to out. Ids (group, topic, member, instance and client
+ * ids, host, protocol type and name, leader) are taken in the C string
+ * form of util/cstr.h and written as the bytes they stand for; offset
+ * metadata is written as given. Decoders give the bytes as stored. */
 void grp_rec_offset_key(buf_t *out, proto_str_t group, proto_str_t topic, int32_t partition);
 /* Value v3, or v1 when v->expire_ts >= 0 (as Kafka writes commits that
  * carry a retention time). */

@@ -158,8 +158,8 @@ int16_t grp_store(grp_coord_t *c, grp_t *g, const grp_recs_t *recs, int for_offs
 
 static void grp_recs_offset(grp_recs_t *recs, const grp_t *g, const grp_offset_t *o)
 {
-    grp_rec_offset_t v = {o->offset, o->leader_epoch, grp_pstr(o->metadata), o->commit_ts,
-                          o->expire_ts};
+    proto_str_t md = {o->metadata, o->metadata_len};
+    grp_rec_offset_t v = {o->offset, o->leader_epoch, md, o->commit_ts, o->expire_ts};
     size_t k = grp_recs_mark(recs);
     grp_rec_offset_key(&recs->data, grp_pstr(g->id), grp_pstr(o->topic), o->partition);
     size_t vo = grp_recs_mark(recs);

@@ -904,22 +904,39 @@ void log_epoch_end_offset(const log_t *log, int32_t epoch, int64_t *end_offset, 
 
 /* ---- producers ---- */
 
-int log_producer_lookup(const log_t *log, int64_t producer_id, log_producer_info_t *out)
+static void log_producer_fill(const log_pstate_entry_t *e, log_producer_info_t *out)
 {
-    const log_pstate_entry_t *e = log_pstate_get(&log->pstate, producer_id);
-    const log_pstate_batch_t *last;
-
-    if (!e)
-        return 0;
-    last = e->nbatches ? &e->batches[e->nbatches - 1] : NULL;
-    out->producer_id = producer_id;
+    const log_pstate_batch_t *last = e->nbatches ? &e->batches[e->nbatches - 1] : NULL;
+    out->producer_id = e->producer_id;
     out->epoch = e->epoch;
     out->last_sequence = last ? last->last_seq : -1;
     out->last_offset = last ? last->last_offset : -1;
     out->last_timestamp = e->last_timestamp;
     out->coordinator_epoch = e->coordinator_epoch;
     out->current_txn_first_offset = e->current_txn_first_offset;
+}
+
+int log_producer_lookup(const log_t *log, int64_t producer_id, log_producer_info_t *out)
+{
+    const log_pstate_entry_t *e = log_pstate_get(&log->pstate, producer_id);
+    if (!e)
+        return 0;
+    log_producer_fill(e, out);
     return 1;
+}
+
+int log_producers(const log_t *log, log_producer_fn *fn, void *arg)
+{
+    size_t pos = 0;
+    void *v;
+    int n = 0;
+    while (smap_next(&log->pstate.producers, &pos, NULL, NULL, &v)) {
+        log_producer_info_t info;
+        log_producer_fill(v, &info);
+        fn(arg, &info);
+        n++;
+    }
+    return n;
 }
 
 int log_expire_producers(log_t *log, int64_t now_ms)

@@ -379,6 +379,11 @@ typedef struct log_producer_info_s {
 /* Returns 1 and fills *out when the producer is known, else 0. */
 int log_producer_lookup(const log_t *log, int64_t producer_id,
                         log_producer_info_t *out);
+/* Calls fn for every producer the log keeps state for (those not expired
+ * yet, as Kafka's DescribeProducers lists them), in no particular order;
+ * returns how many. */
+typedef void log_producer_fn(void *arg, const log_producer_info_t *p);
+int log_producers(const log_t *log, log_producer_fn *fn, void *arg);
 /* Drops producers idle longer than producer.id.expiration.ms (and not in
  * a transaction). Returns how many were dropped. */
 int log_expire_producers(log_t *log, int64_t now_ms);

@@ -217,6 +217,27 @@ int16_t log_batch_validate(const uint8_t *p, size_t len, const log_batch_limits_
 int16_t log_batch_validate_ex(const uint8_t *p, size_t len, const log_batch_limits_t *lim,
                               log_batch_hdr_t *h, log_batch_vinfo_t *info);
 
+/* One record that the per-record checks rejected, as Kafka's LogValidator
+ * lists them in a Produce answer's record_errors. */
+typedef struct log_record_error_s {
+    int32_t batch_index;        /* the record's index in its batch */
+    int16_t err;                /* KERR_INVALID_RECORD: no key on a compacted topic;
+                                 * KERR_INVALID_TIMESTAMP: out of range, or LogAppendTime */
+    int log_append_time;        /* the timestamp error is the batch's LogAppendTime type */
+    const log_record_t *rec;    /* valid during the call only */
+} log_record_error_t;
+typedef void log_record_error_fn(void *arg, const log_record_error_t *e);
+
+/* Validates as log_batch_validate_ex does and calls fn for every record
+ * the per-record checks reject, in batch order. For the answer to a batch
+ * that validation rejected: validation itself keeps only the first, so
+ * that the common path allocates nothing. Returns how many records were
+ * rejected when they are what failed the batch, else 0 (the batch is
+ * sound, or a framing error stopped the walk, as Kafka throws there:
+ * ignore what fn was told). */
+int32_t log_batch_record_errors(const uint8_t *p, size_t len, const log_batch_limits_t *lim,
+                                log_record_error_fn *fn, void *arg);
+
 /* Bound on the decompressed size of a produced batch: 64 x the batch size
  * limit, at least 64 MiB, at most 1 GiB (1 GiB with no limit). Kafka
  * decompresses as a stream and needs none; we decompress whole batches. */

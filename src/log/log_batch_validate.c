@@ -12,8 +12,6 @@
 #include "util/compress.h"
 #include "util/kerr.h"
 
-#define KERR_UNKNOWN_SERVER_ERROR (-1)
-
 /* Legacy v0 record overhead: the smallest batchLength any magic allows. */
 #define LB_MIN_BATCH_LENGTH 14
 #define LB_HDR_UP_TO_MAGIC 17
@@ -26,6 +24,9 @@ typedef struct lb_ctx_s {
     const log_batch_limits_t *lim;
     log_batch_hdr_t *h;
     log_batch_vinfo_t *info;
+    log_record_error_fn *fn; /* NULL, or told every rejected record */
+    void *arg;
+    int32_t nrejected; /* records rejected, when that failed the batch */
 } lb_ctx_t;
 
 static int16_t lb_fail(lb_ctx_t *c, int16_t err, int32_t index, const char *msg)
@@ -129,26 +130,46 @@ static int lb_bad_timestamp(const lb_ctx_t *c, int64_t ts)
     return LOG_BATCH_ATTR_IS_LOG_APPEND_TIME(c->h->attributes);
 }
 
+/* The per-record checks of LogValidator.validateRecord: a missing key on
+ * a compacted topic, else the timestamp. Returns the error (0 if none) and
+ * tells c->fn about it. */
+static int16_t lb_check_record(lb_ctx_t *c, const log_record_t *rec, int32_t i)
+{
+    log_record_error_t e;
+    if (c->lim->compacted && rec->key_len < 0)
+        e.err = KERR_INVALID_RECORD;
+    else if (lb_bad_timestamp(c, rec->timestamp))
+        e.err = KERR_INVALID_TIMESTAMP;
+    else
+        return 0;
+    if (c->fn) {
+        e.batch_index = i;
+        e.log_append_time = LOG_BATCH_ATTR_IS_LOG_APPEND_TIME(c->h->attributes);
+        e.rec = rec;
+        c->fn(c->arg, &e);
+    }
+    return e.err;
+}
+
 /* Walks the records of [pos, end): framing errors stop the walk (Kafka
  * throws), key and timestamp errors are collected (Kafka lists them all
  * and answers INVALID_TIMESTAMP if any timestamp failed). */
 static int16_t lb_check_records(lb_ctx_t *c, const uint8_t *pos, const uint8_t *end)
 {
     const log_batch_hdr_t *h = c->h;
-    int32_t first_ts_err = -1, first_key_err = -1;
+    int32_t first_ts_err = -1, first_key_err = -1, nrejected = 0;
     for (int32_t i = 0; i < h->records_count; i++) {
         log_record_t rec;
         if (log_record_parse(&pos, end, h, &rec) < 0)
             return lb_fail(c, KERR_INVALID_RECORD, i, "Found invalid record structure");
         if (rec.offset - h->base_offset != i)
             return lb_fail(c, KERR_INVALID_RECORD, i, "Record offset delta out of sequence");
-        if (c->lim->compacted && rec.key_len < 0) {
-            if (first_key_err < 0)
-                first_key_err = i;
-        } else if (lb_bad_timestamp(c, rec.timestamp)) {
-            if (first_ts_err < 0)
-                first_ts_err = i;
-        }
+        int16_t err = lb_check_record(c, &rec, i);
+        nrejected += err != 0;
+        if (err == KERR_INVALID_RECORD && first_key_err < 0)
+            first_key_err = i;
+        if (err == KERR_INVALID_TIMESTAMP && first_ts_err < 0)
+            first_ts_err = i;
         if (rec.timestamp > c->info->max_timestamp) {
             c->info->max_timestamp = rec.timestamp;
             c->info->max_timestamp_delta = i;
@@ -157,6 +178,8 @@ static int16_t lb_check_records(lb_ctx_t *c, const uint8_t *pos, const uint8_t *
     if (pos != end)
         return lb_fail(c, KERR_INVALID_RECORD, h->records_count - 1,
                        "Incorrect declared batch size, records still remaining in file");
+    if (first_ts_err >= 0 || first_key_err >= 0)
+        c->nrejected = nrejected;
     if (first_ts_err >= 0)
         return lb_fail(c, KERR_INVALID_TIMESTAMP, first_ts_err,
                        "One or more records have been rejected due to invalid timestamp");
@@ -198,27 +221,43 @@ static int16_t lb_check_compressed(lb_ctx_t *c, const uint8_t *recs, size_t recs
     return err;
 }
 
-int16_t log_batch_validate_ex(const uint8_t *p, size_t len, const log_batch_limits_t *lim,
-                              log_batch_hdr_t *h, log_batch_vinfo_t *info)
+static int16_t lb_validate(lb_ctx_t *c, const uint8_t *p, size_t len)
 {
-    log_batch_vinfo_t dummy;
-    lb_ctx_t c = {lim, h, info ? info : &dummy};
-    c.info->max_timestamp = -1;
-    c.info->max_timestamp_delta = -1;
-    c.info->error_index = -1;
-    c.info->error_message = NULL;
-    int16_t err = lb_check_frame(&c, p, len);
+    log_batch_hdr_t *h = c->h;
+    c->info->max_timestamp = -1;
+    c->info->max_timestamp_delta = -1;
+    c->info->error_index = -1;
+    c->info->error_message = NULL;
+    int16_t err = lb_check_frame(c, p, len);
     if (err)
         return err;
     log_batch_hdr_parse(p, len, h);
     size_t total = (size_t)h->batch_length + LOG_BATCH_LOG_OVERHEAD;
-    if ((err = lb_check_batch(&c, p, total)))
+    if ((err = lb_check_batch(c, p, total)))
         return err;
     const uint8_t *recs = p + LOG_BATCH_HDR_SIZE;
     size_t recs_len = total - LOG_BATCH_HDR_SIZE;
     if (LOG_BATCH_ATTR_CODEC(h->attributes) == LOG_BATCH_CODEC_NONE)
-        return lb_check_records(&c, recs, recs + recs_len);
-    return lb_check_compressed(&c, recs, recs_len);
+        return lb_check_records(c, recs, recs + recs_len);
+    return lb_check_compressed(c, recs, recs_len);
+}
+
+int16_t log_batch_validate_ex(const uint8_t *p, size_t len, const log_batch_limits_t *lim,
+                              log_batch_hdr_t *h, log_batch_vinfo_t *info)
+{
+    log_batch_vinfo_t dummy;
+    lb_ctx_t c = {lim, h, info ? info : &dummy, NULL, NULL, 0};
+    return lb_validate(&c, p, len);
+}
+
+int32_t log_batch_record_errors(const uint8_t *p, size_t len, const log_batch_limits_t *lim,
+                                log_record_error_fn *fn, void *arg)
+{
+    log_batch_vinfo_t info;
+    log_batch_hdr_t h;
+    lb_ctx_t c = {lim, &h, &info, fn, arg, 0};
+    lb_validate(&c, p, len);
+    return c.nrejected;
 }
 
 int16_t log_batch_validate(const uint8_t *p, size_t len, const log_batch_limits_t *lim,

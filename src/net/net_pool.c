@@ -14,6 +14,14 @@ typedef struct net_jobq_s {
     net_job_t *head, *tail;
 } net_jobq_t;
 
+/* One worker thread; retire (under todo_mu) makes it end after its
+ * current job. */
+typedef struct net_worker_s {
+    struct net_pool_s *pool;
+    pthread_t tid;
+    int retire;
+} net_worker_t;
+
 struct net_pool_s {
     net_loop_t *loop;
     net_io_t io; /* the eventfd */
@@ -25,8 +33,10 @@ struct net_pool_s {
     pthread_mutex_t done_mu;
     net_jobq_t done;
     int pending; /* loop thread only */
-    pthread_t *threads;
-    int nthreads;
+    net_worker_t **workers; /* every worker started, retired ones too (joined
+                               at the end) */
+    int nworkers;
+    int active;  /* workers not retired */
 };
 
 static void net_jobq_push(net_jobq_t *q, net_job_t *job)
@@ -41,12 +51,13 @@ static void net_jobq_push(net_jobq_t *q, net_job_t *job)
 
 static void *net_pool_worker(void *arg)
 {
-    net_pool_t *pool = arg;
+    net_worker_t *w = arg;
+    net_pool_t *pool = w->pool;
     for (;;) {
         pthread_mutex_lock(&pool->todo_mu);
-        while (!pool->todo.head && !pool->stop)
+        while (!pool->todo.head && !pool->stop && !w->retire)
             pthread_cond_wait(&pool->todo_cv, &pool->todo_mu);
-        net_job_t *job = pool->todo.head;
+        net_job_t *job = w->retire ? NULL : pool->todo.head;
         if (job) {
             pool->todo.head = job->next;
             if (!pool->todo.head)
@@ -54,7 +65,7 @@ static void *net_pool_worker(void *arg)
         }
         pthread_mutex_unlock(&pool->todo_mu);
         if (!job)
-            break; /* stopping and nothing left */
+            break; /* stopping and nothing left, or retired */
         job->work(job);
         pthread_mutex_lock(&pool->done_mu);
         int wake = pool->done.head == NULL;
@@ -102,9 +113,36 @@ static void net_pool_stop_threads(net_pool_t *pool)
     pool->stop = 1;
     pthread_cond_broadcast(&pool->todo_cv);
     pthread_mutex_unlock(&pool->todo_mu);
-    for (int i = 0; i < pool->nthreads; i++)
-        pthread_join(pool->threads[i], NULL);
-    pool->nthreads = 0;
+    for (int i = 0; i < pool->nworkers; i++) {
+        pthread_join(pool->workers[i]->tid, NULL);
+        free(pool->workers[i]);
+    }
+    pool->nworkers = pool->active = 0;
+}
+
+/* Starts one more worker; 0 or -1 with errno. */
+static int net_pool_spawn(net_pool_t *pool)
+{
+    net_worker_t *w = calloc(1, sizeof(*w));
+    net_worker_t **ws = realloc(pool->workers, (size_t)(pool->nworkers + 1) * sizeof(*ws));
+    int e;
+
+    if (ws)
+        pool->workers = ws;
+    if (!w || !ws) {
+        free(w);
+        errno = ENOMEM;
+        return -1;
+    }
+    w->pool = pool;
+    if ((e = pthread_create(&w->tid, NULL, net_pool_worker, w))) {
+        free(w);
+        errno = e;
+        return -1;
+    }
+    pool->workers[pool->nworkers++] = w;
+    pool->active++;
+    return 0;
 }
 
 net_pool_t *net_pool_new(net_loop_t *loop, int nthreads, void (*thread_exit)(void))
@@ -122,17 +160,11 @@ net_pool_t *net_pool_new(net_loop_t *loop, int nthreads, void (*thread_exit)(voi
     pool->io.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     pool->io.cb = net_pool_on_event;
     pool->io.data = pool;
-    pool->threads = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof(*pool->threads));
-    if (pool->io.fd < 0 || !pool->threads || net_io_set(loop, &pool->io, NET_READ) < 0)
+    if (pool->io.fd < 0 || net_io_set(loop, &pool->io, NET_READ) < 0)
         goto err;
-    for (int i = 0; i < nthreads; i++) {
-        e = pthread_create(&pool->threads[i], NULL, net_pool_worker, pool);
-        if (e) {
-            errno = e;
+    for (int i = 0; i < nthreads; i++)
+        if (net_pool_spawn(pool) < 0)
             goto err;
-        }
-        pool->nthreads++;
-    }
     return pool;
 err:
     e = errno;
@@ -164,7 +196,26 @@ void net_pool_submit_first(net_pool_t *pool, net_job_t *job)
 
 int net_pool_threads(const net_pool_t *pool)
 {
-    return pool->nthreads;
+    return pool->active;
+}
+
+int net_pool_resize(net_pool_t *pool, int nthreads)
+{
+    while (pool->active < nthreads)
+        if (net_pool_spawn(pool) < 0)
+            return -1;
+    if (pool->active <= nthreads || nthreads < 1)
+        return 0;
+    /* The newest go first; each ends after the job it is running. */
+    pthread_mutex_lock(&pool->todo_mu);
+    for (int i = pool->nworkers - 1; i >= 0 && pool->active > nthreads; i--)
+        if (!pool->workers[i]->retire) {
+            pool->workers[i]->retire = 1;
+            pool->active--;
+        }
+    pthread_cond_broadcast(&pool->todo_cv);
+    pthread_mutex_unlock(&pool->todo_mu);
+    return 0;
 }
 
 int net_pool_pending(const net_pool_t *pool)
@@ -187,6 +238,16 @@ void net_pool_free(net_pool_t *pool)
     pthread_mutex_destroy(&pool->todo_mu);
     pthread_cond_destroy(&pool->todo_cv);
     pthread_mutex_destroy(&pool->done_mu);
-    free(pool->threads);
+    free(pool->workers);
     free(pool);
+}
+
+void net_pool_run(net_pool_t *pool, net_job_t *job)
+{
+    if (pool) {
+        net_pool_submit(pool, job);
+        return;
+    }
+    job->work(job);
+    job->done(job);
 }

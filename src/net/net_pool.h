@@ -28,14 +28,22 @@ struct net_job_s {
 net_pool_t *net_pool_new(net_loop_t *loop, int nthreads, void (*thread_exit)(void));
 /* Queues job; its done callback will run on the loop. */
 void net_pool_submit(net_pool_t *pool, net_job_t *job);
+/* Queues job on pool; with pool NULL (one CPU, or shutting down) runs its
+ * work and then its done here, in the call. */
+void net_pool_run(net_pool_t *pool, net_job_t *job);
 /* Queues job ahead of every job not yet started (a stage that others
  * wait for). */
 void net_pool_submit_first(net_pool_t *pool, net_job_t *job);
 /* Lets queued jobs finish, runs their done callbacks on the caller's
  * thread, joins the workers and frees the pool. NULL is ignored. */
 void net_pool_free(net_pool_t *pool);
-/* Worker threads. */
+/* Worker threads (not retired). */
 int net_pool_threads(const net_pool_t *pool);
+/* Grows the pool to nthreads (>= 1) workers at once, or shrinks it: the
+ * newest workers end after the job each is running (they are joined when
+ * the pool is freed), the loop never waits for them. 0, or -1 with errno
+ * when a thread cannot be started (the pool keeps the ones it has). */
+int net_pool_resize(net_pool_t *pool, int nthreads);
 /* Jobs submitted and not yet done. */
 int net_pool_pending(const net_pool_t *pool);
 

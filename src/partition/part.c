@@ -270,13 +270,21 @@ part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int6
     smap_init(&reg->by_id);
     smap_init(&reg->by_norm);
     reg->logs = logs;
-    reg->defaults = cfg->defaults;
+    reg->base = reg->defaults = cfg->defaults;
+    reg->props = cfg->props;
+    snprintf(reg->node_name, sizeof(reg->node_name), "%d", cfg->node_id);
     reg->num_partitions = cfg->num_partitions;
     reg->node_id = cfg->node_id;
     reg->ctl = cfg->ctl;
     reg->meta = ctl_meta(cfg->ctl);
     part_reg_purge_strays(reg, now_ms);
+    /* The dynamic broker configs are in the image already: the topics load
+     * with the defaults they make. */
+    part_reg_broker_configs(reg);
     part_reg_load(reg, now_ms);
+    /* From now on (the broker has read its start-up values itself). */
+    reg->on_broker_config = cfg->on_broker_config;
+    reg->on_broker_config_arg = cfg->on_broker_config_arg;
     reg->meta->listener.ctx = reg;
     reg->meta->listener.on_commit = part_delta_apply;
     return reg;

@@ -77,7 +77,16 @@ typedef struct part_reg_s {
     smap_t by_id;
     smap_t by_norm; /* name with '.' as '_', for collision checks */
     log_mgr_t *logs;
-    topic_cfg_t defaults;   /* server.properties' topic defaults */
+    topic_cfg_t base;       /* server.properties' topic defaults */
+    topic_cfg_t defaults;   /* base with the dynamic broker configs: what a
+                               topic has where it sets nothing itself */
+    const props_t *props;   /* server.properties (the broker's) */
+    char node_name[12];     /* node_id as BROKER resources name it */
+    /* Told after a committed change of the broker's dynamic configs has
+     * reached the topics (and at start-up, after the load): the broker
+     * applies the keys it acts on itself. */
+    void (*on_broker_config)(void *arg);
+    void *on_broker_config_arg;
     int32_t num_partitions; /* num.partitions, for auto-creation */
     int32_t node_id;        /* the replica and leader of every partition */
     struct ctl_s *ctl;      /* the controller whose metadata log this follows */
@@ -94,6 +103,10 @@ typedef struct part_reg_s {
 
 typedef struct part_reg_config_s {
     topic_cfg_t defaults;   /* topic defaults, server.properties applied */
+    const props_t *props;   /* server.properties (borrowed, outlives the
+                               registry), under the dynamic broker configs */
+    void (*on_broker_config)(void *arg); /* NULL: none */
+    void *on_broker_config_arg;
     int32_t num_partitions;
     int32_t node_id;
     struct ctl_s *ctl;      /* the controller (cluster/ctl.h): its metadata
@@ -124,6 +137,10 @@ topic_t *part_topic_by_id(part_reg_t *reg, const uint8_t id[16]);
 /* Makes cfg the topic's config, on its live logs too (retention, roll
  * and flush use it from their next run). */
 void part_topic_apply_cfg(topic_t *topic, const topic_cfg_t *cfg);
+/* The broker's dynamic configs changed (or were loaded): the defaults are
+ * computed again and every topic's config built again over them, on the
+ * live logs too (part_delta.c). */
+void part_reg_broker_configs(part_reg_t *reg);
 
 /* The topic's dynamic configs (owned by the image; valid until the next
  * change), or NULL when it has none. */

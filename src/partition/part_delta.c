@@ -3,7 +3,9 @@
  * delta: a committed TopicRecord makes the topic known here, a
  * PartitionRecord naming this node as a replica creates its log and the
  * partition, a RemoveTopicRecord deletes the topic's logs, a ConfigRecord
- * of a topic changes its live config. The records are already in the
+ * of a topic changes its live config, and one of a broker resource (the
+ * cluster-wide default or this node) the defaults of every topic that
+ * sets nothing itself. The records are already in the
  * image when this runs. A crash between a commit and these changes is
  * harmless: the start-up load creates the logs the image has and the disk
  * lacks, and deletes the directories the image does not know. */
@@ -144,12 +146,7 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
     m->job.work = part_make_work;
     m->job.done = part_make_done;
     topic->creating[r->partition_id] = 1;
-    if (reg->pool && !reg->stopping) {
-        net_pool_submit(reg->pool, &m->job);
-        return;
-    }
-    part_make_work(&m->job);
-    part_make_done(&m->job);
+    net_pool_run(reg->stopping ? NULL : reg->pool, &m->job);
 }
 
 /* The topic goes: waiting operations are woken first (they look their
@@ -188,6 +185,24 @@ static void part_delta_config(part_reg_t *reg, const meta_config_rec_t *r,
     part_topic_apply_cfg(topic, &cfg);
 }
 
+void part_reg_broker_configs(part_reg_t *reg)
+{
+    cfg_bview_t bv;
+    topic_cfg_t cfg;
+    topic_t *topic;
+    size_t pos = 0;
+
+    cfg_bview_init(&bv, &reg->meta->img, reg->node_name, reg->props);
+    reg->defaults = reg->base;
+    cfg_topic_apply_broker(&reg->defaults, &bv);
+    while ((topic = part_topic_next(reg, &pos))) {
+        part_delta_cfg(reg, &reg->meta->img, topic->name, topic->name_len, &cfg);
+        part_topic_apply_cfg(topic, &cfg);
+    }
+    if (reg->on_broker_config)
+        reg->on_broker_config(reg->on_broker_config_arg);
+}
+
 static void part_delta_log_topic(part_reg_t *reg, const uint8_t id[16], int32_t from)
 {
     topic_t *topic = part_topic_by_id(reg, id);
@@ -205,6 +220,7 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
     part_reg_t *reg = ctx;
     int32_t first = -1;
     const uint8_t *grown = NULL;
+    bool broker_cfg = false;
     part_delta_t *d = xcalloc(1, sizeof(*d));
 
     d->applied = applied;
@@ -223,11 +239,16 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
             part_delta_partition(reg, &r->u.part, now_ms, d);
             break;
         case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic.topic_id.b, now_ms); break;
-        case META_REC_CONFIG: part_delta_config(reg, &r->u.config, img); break;
+        case META_REC_CONFIG:
+            broker_cfg |= r->u.config.resource_type == META_RES_BROKER;
+            part_delta_config(reg, &r->u.config, img);
+            break;
         default: break;
         }
     }
     if (grown)
         part_delta_log_topic(reg, grown, first);
+    if (broker_cfg) /* the topics follow the defaults; the broker its keys */
+        part_reg_broker_configs(reg);
     part_delta_unref(d);
 }

@@ -314,10 +314,5 @@ void part_flush_snapshot(part_reg_t *reg, part_t *part)
     ps->log_uid = log_uid(part->log);
     ps->job.work = part_snap_work;
     ps->job.done = part_snap_done;
-    if (reg->pool && !reg->stopping) {
-        net_pool_submit(reg->pool, &ps->job);
-        return;
-    }
-    part_snap_work(&ps->job);
-    part_snap_done(&ps->job);
+    net_pool_run(reg->stopping ? NULL : reg->pool, &ps->job);
 }

@@ -141,7 +141,7 @@ int16_t part_list_offset(part_t *part, int64_t timestamp, int32_t current_leader
         err = log_max_timestamp(part->log, &ts);
         return part_offset_found(err, &ts, INT64_MAX, out);
     default:
-        if (timestamp < 0) { /* LATEST_TIERED and unknown: nothing is tiered */
+        if (timestamp < 0) { /* LATEST_TIERED, EARLIEST_PENDING_UPLOAD: nothing is tiered */
             part_offset_none(out);
             return KERR_NONE;
         }

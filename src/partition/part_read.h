@@ -61,6 +61,7 @@ void part_read_error(part_read_t *rd, int16_t err);
 #define PART_OFFSET_MAX_TIMESTAMP (-3)
 #define PART_OFFSET_EARLIEST_LOCAL (-4)
 #define PART_OFFSET_LATEST_TIERED (-5)
+#define PART_OFFSET_EARLIEST_PENDING_UPLOAD (-6)
 
 typedef struct part_offset_s {
     int64_t offset;    /* -1: none */

@@ -3,7 +3,8 @@
  * Wire rules it implements (Kafka's, see protocol/README.md):
  *   classic versions   string = int16 len + bytes (-1 null); bytes and
  *                      records = int32 len + bytes (-1 null); array =
- *                      int32 count + elements (-1 null)
+ *                      int32 count + elements (-1 null); nullable
+ *                      struct = int8 -1 (null) or 1 + the struct
  *   flexible versions  the same with a uvarint of len+1 (0 = null)
  *                      ("compact" forms), except fields marked noflex;
  *                      every struct ends with a tagged-field section:
@@ -157,7 +158,7 @@ static size_t min_wire_size(const pctx_t *c, const proto_struct_t *st)
         if (!in_range(c->v, f->vmin, f->vmax) || in_range(c->v, f->tmin, f->tmax))
             continue;
         if (f->array) {
-            n += compact ? 1 : 4;
+            n += f->array == 2 ? 1 : compact ? 1 : 4;
             continue;
         }
         switch (f->type) {
@@ -266,8 +267,24 @@ static int dec_array(const pctx_t *c, const proto_field_t *f, proto_array_t *a,
     return 0;
 }
 
+static int dec_opt(const pctx_t *c, const proto_field_t *f, proto_array_t *a, rd_t *rd)
+{
+    int8_t present = rd_i8(rd);
+    a->n = -1;
+    a->v = NULL;
+    if (rd->err)
+        return -1;
+    if (present < 0)
+        return 0;
+    a->n = 1;
+    a->v = arena_alloc(c->arena, f->elem_size);
+    return dec_value(c, f, a->v, rd, 0);
+}
+
 static int dec_field(const pctx_t *c, const proto_field_t *f, void *p, rd_t *rd)
 {
+    if (f->array == 2)
+        return dec_opt(c, f, p, rd);
     if (f->array)
         return dec_array(c, f, p, rd);
     return dec_value(c, f, p, rd, in_range(c->v, f->nmin, f->nmax));
@@ -410,6 +427,12 @@ static void enc_field(const pctx_t *c, const proto_field_t *f, const void *p,
         return;
     }
     const proto_array_t *a = p;
+    if (f->array == 2) {
+        buf_put_i8(out, a->n > 0 ? 1 : -1);
+        if (a->n > 0)
+            enc_value(c, f, a->v, out, 0);
+        return;
+    }
     int32_t n = a->n < 0 && !nullable ? 0 : a->n;
     enc_len(out, c->flex, 1, n);
     for (int32_t i = 0; i < n; i++)

@@ -38,7 +38,9 @@ typedef struct proto_field_s {
     const char *name;
     uint32_t off;
     uint8_t type;     /* enum proto_type; the element type for arrays */
-    uint8_t array;    /* 1: a proto_array_t of type */
+    uint8_t array;    /* 1: a proto_array_t of type; 2: a nullable struct, a
+                       * proto_array_t of one element (n 1) or null (n -1),
+                       * on the wire int8 -1 (null) or 1 and the struct */
     uint8_t noflex;   /* keeps classic encoding in flexible versions */
     uint8_t def_null; /* default is null (string, bytes, records, array) */
     int16_t vmin, vmax; /* versions the field exists in */

@@ -541,7 +541,9 @@ static void fuzz_gen_array(fuzz_gen_t *g, const proto_struct_t *st, const proto_
 {
     uint32_t x = fuzz_below(&g->rng, 100);
     int32_t n = x < 15 ? 0 : x < 60 ? 1 : x < 85 ? 2 : 3 + (int32_t)fuzz_below(&g->rng, 4);
-    if (fuzz_in(v, f->nmin, f->nmax) && fuzz_chance(&g->rng, 10)) {
+    if (f->array == 2) /* a nullable struct: one or null */
+        n = 1;
+    if (fuzz_in(v, f->nmin, f->nmax) && fuzz_chance(&g->rng, f->array == 2 ? 2 : 10)) {
         a->n = -1;
         a->v = NULL;
         return;

@@ -78,6 +78,12 @@ static int walk_field(walk_t *w, const proto_field_t *f, rd_t *rd)
 {
     if (!f->array)
         return walk_value(w, f, rd);
+    if (f->array == 2) { /* nullable struct: int8 -1 or 1, then the struct */
+        int8_t present = rd_i8(rd);
+        if (rd->err)
+            return -1;
+        return present < 0 ? 0 : walk_value(w, f, rd);
+    }
     int64_t n = walk_len(w, rd, w->flex, 1, FUZZ_SITE_COUNT);
     if (n < -1 || n > (int64_t)rd_remain(rd))
         return -1;

@@ -9,9 +9,18 @@
  * - v3 with a client software name Kafka's pattern refuses: error 42
  *   (INVALID_REQUEST) and no keys, as Kafka 4.x answers.
  * - The ranges include every version librdkafka 2.0.2 needs to see
- *   advertised (its feature probes, shared/kafka-protocol API-TABLE 4.2). */
+ *   advertised (its feature probes and the versions it sends).
+ * - Every key we advertise has the range Kafka 4.4 advertises, taken from
+ *   kafka-4.4-api-versions.txt beside this file (Kafka's own answer); with
+ *   KAFKA_REF=1 that table must equal the live Kafka's answer exactly.
+ * - v5 (KIP-1242 in Kafka's terms: the client names the cluster and node
+ *   it means to reach): the right cluster id and node id are answered in
+ *   full, a wrong one of either REBOOTSTRAP_REQUIRED (129) with no keys,
+ *   only one of the two INVALID_REQUEST (42); v6 (too new) gets error 35
+ *   and the v0 answer with our ApiVersions range only. */
 #include "testlib/testlib.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,22 +130,22 @@ static void v3_request(tl_req *r, int32_t corr, const char *name)
     tl_req_finish(r);
 }
 
-static int ask_v3(range *out)
+/* The flexible answer (v3+) to r, parsed to its last byte; returns the
+ * key count and sets *err. */
+static int ask_flexible(const tl_req *r, int32_t corr, range *out, int16_t *err)
 {
-    tl_req r;
     uint8_t *resp;
     parser ps;
     int len, n;
 
-    v3_request(&r, 300, "strand-tests");
-    len = exchange(&r, &resp);
+    len = exchange(r, &resp);
     ps = (parser){resp, resp + len};
-    TL_ASSERT_EQ(get32(&ps, "correlation id"), 300);
+    TL_ASSERT_EQ(get32(&ps, "correlation id"), corr);
     /* A response header v1 would put a 0 tag byte here, and the error code
      * would read as 0x00XX or fail the exact-length check below. */
-    TL_ASSERT_EQ(get16(&ps, "error"), 0);
+    *err = get16(&ps, "error");
     n = (int)getuv(&ps, "compact array length") - 1;
-    TL_ASSERT(n > 0 && n <= MAX_KEYS, "%d keys", n);
+    TL_ASSERT(n >= 0 && n <= MAX_KEYS, "%d keys", n);
     for (int i = 0; i < n; i++) {
         out[i].key = get16(&ps, "key");
         out[i].min = get16(&ps, "min");
@@ -145,9 +154,63 @@ static int ask_v3(range *out)
     }
     TL_ASSERT_EQ(get32(&ps, "throttle time"), 0);
     skip_tags(&ps, "body tags");
-    TL_ASSERT(ps.p == ps.end, "%d bytes after the v3 body", (int)(ps.end - ps.p));
+    TL_ASSERT(ps.p == ps.end, "%d bytes after the flexible body", (int)(ps.end - ps.p));
     free(resp);
     return n;
+}
+
+static int ask_v3(range *out)
+{
+    tl_req r;
+    int16_t err;
+    v3_request(&r, 300, "strand-tests");
+    int n = ask_flexible(&r, 300, out, &err);
+    TL_ASSERT_EQ(err, 0);
+    TL_ASSERT(n > 0, "no keys");
+    return n;
+}
+
+/* v5 with the cluster id (NULL: null) and node id the client means. */
+static int ask_v5(const char *cluster, int32_t node, range *out, int16_t *err)
+{
+    tl_req r;
+    tl_req_header(&r, 18, 5, 500, "t0007");
+    tl_req_i8(&r, 0); /* request header v2: empty tag buffer */
+    tl_req_i8(&r, 6); /* compact strings: length + 1 */
+    tl_req_bytes(&r, "t0007", 5);
+    tl_req_i8(&r, 4);
+    tl_req_bytes(&r, "4.4", 3);
+    tl_req_i8(&r, cluster ? (int8_t)(strlen(cluster) + 1) : 0);
+    if (cluster)
+        tl_req_bytes(&r, cluster, strlen(cluster));
+    tl_req_i32(&r, node);
+    tl_req_i8(&r, 0); /* body tags */
+    tl_req_finish(&r);
+    return ask_flexible(&r, 500, out, err);
+}
+
+/* v6 is newer than Kafka 4.4 and we know: error 35 and, at v0, the range
+ * of ApiVersions alone, so that the client asks again within it. */
+static void ask_v6(void)
+{
+    static const uint8_t want[] = {0, 0, 0, 66, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 5};
+    tl_req r;
+    uint8_t *resp;
+    tl_req_header(&r, 18, 6, 66, "t0007");
+    tl_req_i8(&r, 0);
+    tl_req_i8(&r, 2);
+    tl_req_bytes(&r, "x", 1);
+    tl_req_i8(&r, 2);
+    tl_req_bytes(&r, "1", 1);
+    tl_req_i8(&r, 0);
+    tl_req_i32(&r, -1);
+    tl_req_i8(&r, 0);
+    tl_req_finish(&r);
+    int len = exchange(&r, &resp);
+    TL_ASSERT(len == (int)sizeof(want) && memcmp(resp, want, sizeof(want)) == 0,
+              "answer to ApiVersions v6: %d bytes, error %d", len,
+              len >= 6 ? tl_get_i16(resp + 4) : -1);
+    free(resp);
 }
 
 /* Kafka refuses software names outside [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
@@ -172,6 +235,94 @@ static const range *find(const range *r, int n, int16_t key)
         if (r[i].key == key)
             return &r[i];
     return NULL;
+}
+
+/* kafka-4.4-api-versions.txt: "key min max name" lines, # comments. */
+static int load_kafka(range *out)
+{
+    const char *src = getenv("STRAND_SRCDIR");
+    char path[1024], line[256];
+    int n = 0;
+    snprintf(path, sizeof(path), "%s/tests/integration/kafka-4.4-api-versions.txt",
+             src && *src ? src : "..");
+    FILE *f = fopen(path, "r");
+    TL_ASSERT(f != NULL, "cannot read %s: %s (set STRAND_SRCDIR)", path, strerror(errno));
+    while (fgets(line, sizeof(line), f)) {
+        int k, lo, hi;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        TL_ASSERT(sscanf(line, "%d %d %d", &k, &lo, &hi) == 3 && n < MAX_KEYS, "%s: bad line %s",
+                  path, line);
+        out[n++] = (range){(int16_t)k, (int16_t)lo, (int16_t)hi};
+    }
+    fclose(f);
+    TL_ASSERT(n > 0, "%s: no keys", path);
+    return n;
+}
+
+/* Against Strand: every key it advertises has Kafka's range. Against
+ * Kafka: the table is its answer, key for key. Lists every difference
+ * before failing. */
+static void check_kafka(const range *got, int n)
+{
+    static range want[MAX_KEYS];
+    int nw = load_kafka(want), bad = 0, missing = 0;
+    for (int i = 0; i < n; i++) {
+        const range *k = find(want, nw, got[i].key);
+        if (k && k->min == got[i].min && k->max == got[i].max)
+            continue;
+        bad++;
+        if (k)
+            tl_log("key %d: advertised %d..%d, Kafka 4.4 %d..%d", got[i].key, got[i].min,
+                   got[i].max, k->min, k->max);
+        else
+            tl_log("key %d: advertised %d..%d, Kafka 4.4 has no such key", got[i].key,
+                   got[i].min, got[i].max);
+    }
+    for (int i = 0; i < nw; i++)
+        if (!find(got, n, want[i].key)) {
+            missing++;
+            if (tl_is_kafka())
+                tl_log("key %d: in the table, not in Kafka's answer", want[i].key);
+        }
+    TL_ASSERT(bad == 0, "%d key(s) advertised with another range than Kafka 4.4's", bad);
+    if (tl_is_kafka())
+        TL_ASSERT(missing == 0, "kafka-4.4-api-versions.txt is not the live Kafka's answer");
+    tl_log("%d keys with Kafka 4.4's ranges; %d of its keys not advertised", n, missing);
+}
+
+/* v5 against the cluster and node that librdkafka's metadata shows. */
+static void check_v5(void)
+{
+    static range v5[MAX_KEYS];
+    const struct rd_kafka_metadata *md;
+    char wrong[64];
+    int16_t err;
+    int n;
+    rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, tl_conf(tl_bootstrap()));
+    TL_ASSERT(rd_kafka_metadata(rk, 0, NULL, &md, 10000) == 0 && md->broker_cnt == 1,
+              "metadata");
+    int32_t node = md->brokers[0].id;
+    char *cluster = rd_kafka_clusterid(rk, 10000);
+    TL_ASSERT(cluster != NULL, "no cluster id");
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_destroy(rk);
+
+    n = ask_v5(NULL, -1, v5, &err);
+    TL_ASSERT(err == 0 && n > 0, "v5 without a target: error %d, %d keys", err, n);
+    check_kafka(v5, n);
+    n = ask_v5(cluster, node, v5, &err);
+    TL_ASSERT(err == 0 && n > 0, "v5 to cluster %s node %d: error %d", cluster, node, err);
+    n = ask_v5(cluster, node + 1, v5, &err);
+    TL_ASSERT(err == 129 && n == 0, "v5 to node %d of %d: error %d", node + 1, node, err);
+    snprintf(wrong, sizeof(wrong), "%sX", cluster);
+    n = ask_v5(wrong, node, v5, &err);
+    TL_ASSERT(err == 129 && n == 0, "v5 to cluster %s: error %d", wrong, err);
+    n = ask_v5(cluster, -1, v5, &err);
+    TL_ASSERT(err == 42 && n == 0, "v5 with a cluster id only: error %d", err);
+    n = ask_v5(NULL, node, v5, &err);
+    TL_ASSERT(err == 42 && n == 0, "v5 with a node id only: error %d", err);
+    free(cluster);
 }
 
 /* Versions librdkafka 2.0.2 needs inside the advertised range: its feature
@@ -235,6 +386,9 @@ int main(void)
     }
     ask_v3_bad_name();
     check_needs(v0, n0);
+    check_kafka(v3, n3);
+    check_v5();
+    ask_v6();
     tl_log("%d APIs advertised, the same in v0 and v3; librdkafka's needs met", n0);
     return tl_done();
 }

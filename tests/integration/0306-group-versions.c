@@ -2,10 +2,14 @@
  * the wire, encoded and decoded with the generated codecs (proto/): one
  * group per JoinGroup version (0-9) goes through FindCoordinator 0-6,
  * JoinGroup (MEMBER_ID_REQUIRED from v4), SyncGroup 0-5, Heartbeat 0-4,
- * OffsetCommit 2-9, OffsetFetch 1-9 (several groups at once from v8),
- * DescribeGroups 0-5, ListGroups 0-5 (state filter v4, type filter v5),
- * LeaveGroup 0-5, OffsetDelete 0 and DeleteGroups 0-2, and each answer
- * must decode at its version and say what Kafka says. */
+ * OffsetCommit 2-10, OffsetFetch 1-10 (several groups at once from v8;
+ * v10 names topics by id: a commit by id is seen by name and the other
+ * way round, an unknown id is UNKNOWN_TOPIC_ID), DescribeGroups 0-6 (v6:
+ * GROUP_ID_NOT_FOUND with Kafka's message for a missing group),
+ * ListGroups 0-5 (state filter v4, type filter v5), LeaveGroup 0-5,
+ * OffsetDelete 0 and DeleteGroups 0-3 (v3: no message for its errors, as
+ * Kafka 4.4), and each answer must decode at its version and say what
+ * Kafka says. */
 #include "testlib/testlib.h"
 
 #include <inttypes.h>
@@ -15,11 +19,13 @@
 #include <unistd.h>
 
 #include "testlib/wire.h"
+#include "util/kerr.h"
 
 #define NJOIN 10
 
 static arena_t arena;
 static char *topic;
+static uint8_t topic_id[16];
 static char groups[NJOIN][128];
 static char members[NJOIN][128];
 
@@ -46,8 +52,27 @@ static char *cstr(proto_str_t s)
 
 /* ---- the APIs ---- */
 
+/* __consumer_offsets is created on a group's first use: until its creation
+ * is committed FindCoordinator answers COORDINATOR_NOT_AVAILABLE (Kafka
+ * too), and clients retry, as this does. */
+static void wait_coordinator(int fd)
+{
+    double deadline = tl_now() + 30;
+    for (;;) {
+        proto_find_coordinator_req_t r;
+        proto_find_coordinator_resp_t resp;
+        proto_find_coordinator_req_init(&r);
+        r.key = S(groups[0]);
+        CALL(fd, find_coordinator, 10, 3, &r, &resp);
+        if (resp.error_code != KERR_COORDINATOR_NOT_AVAILABLE || tl_now() > deadline)
+            return;
+        usleep(100 * 1000);
+    }
+}
+
 static void find_coordinators(int fd, int port)
 {
+    wait_coordinator(fd);
     for (int16_t v = 0; v <= 6; v++) {
         proto_find_coordinator_req_t r;
         proto_find_coordinator_resp_t resp;
@@ -264,9 +289,136 @@ static void fetches(int fd)
     }
 }
 
+/* v10 names topics by id: a commit by id is the offset a fetch by name
+ * sees and the other way round; an unknown id is UNKNOWN_TOPIC_ID. */
+static proto_offset_commit_resp_offset_commit_response_partition_t *
+commit_by_id(int fd, const uint8_t *id, int32_t partition, int64_t offset)
+{
+    proto_offset_commit_req_t r;
+    proto_offset_commit_resp_t resp;
+    proto_offset_commit_req_offset_commit_request_topic_t t;
+    proto_offset_commit_req_offset_commit_request_partition_t p;
+    proto_offset_commit_req_init(&r);
+    proto_offset_commit_req_offset_commit_request_topic_init(&t);
+    proto_offset_commit_req_offset_commit_request_partition_init(&p);
+    r.group_id = S(groups[9]);
+    r.generation_id_or_member_epoch = 1;
+    r.member_id = S(members[9]);
+    memcpy(t.topic_id.b, id, 16);
+    t.partitions.n = 1;
+    t.partitions.v = &p;
+    p.partition_index = partition;
+    p.committed_offset = offset;
+    p.committed_leader_epoch = 4;
+    p.committed_metadata = S("by id");
+    r.topics.n = 1;
+    r.topics.v = &t;
+    CALL(fd, offset_commit, 8, 10, &r, &resp);
+    TL_ASSERT(resp.topics.n == 1 && resp.topics.v[0].partitions.n == 1 &&
+                  !memcmp(resp.topics.v[0].topic_id.b, id, 16),
+              "OffsetCommit v10: %d topics", resp.topics.n);
+    TL_ASSERT_EQ(resp.topics.v[0].partitions.v[0].partition_index, partition);
+    return &resp.topics.v[0].partitions.v[0];
+}
+
+static proto_offset_fetch_resp_offset_fetch_response_group_t *
+fetch_by_id(int fd, const char *group, const uint8_t *id, proto_offset_fetch_resp_t *resp)
+{
+    proto_offset_fetch_req_t r;
+    proto_offset_fetch_req_offset_fetch_request_group_t g;
+    proto_offset_fetch_req_offset_fetch_request_topics_t t;
+    int32_t part = 0;
+    proto_offset_fetch_req_init(&r);
+    proto_offset_fetch_req_offset_fetch_request_group_init(&g);
+    proto_offset_fetch_req_offset_fetch_request_topics_init(&t);
+    g.group_id = S(group);
+    if (id) {
+        memcpy(t.topic_id.b, id, 16);
+        t.partition_indexes.n = 1;
+        t.partition_indexes.v = &part;
+        g.topics.n = 1;
+        g.topics.v = &t;
+    } else {
+        g.topics.n = -1; /* all */
+    }
+    r.groups.n = 1;
+    r.groups.v = &g;
+    CALL(fd, offset_fetch, 9, 10, &r, resp);
+    TL_ASSERT(resp->groups.n == 1 && eq(resp->groups.v[0].group_id, group),
+              "OffsetFetch v10: %d groups", resp->groups.n);
+    return &resp->groups.v[0];
+}
+
+static void by_topic_id(int fd)
+{
+    proto_offset_fetch_resp_t resp;
+    proto_offset_fetch_resp_offset_fetch_response_group_t *g;
+    proto_offset_commit_resp_offset_commit_response_partition_t *cp;
+    uint8_t unknown[16];
+
+    for (int i = 0; i < 16; i++)
+        unknown[i] = (uint8_t)(topic_id[i] ^ 0x3c);
+    cp = commit_by_id(fd, topic_id, 0, 209);
+    TL_ASSERT(!cp->error_code, "OffsetCommit v10 by id: %d", cp->error_code);
+    cp = commit_by_id(fd, unknown, 0, 1);
+    TL_ASSERT(cp->error_code == 100, "OffsetCommit v10, unknown id: %d", cp->error_code);
+    cp = commit_by_id(fd, topic_id, 3, 1);
+    TL_ASSERT(cp->error_code == 3, "OffsetCommit v10, partition 3 of 1: %d", cp->error_code);
+
+    for (int k = 8; k <= 9; k++) {
+        g = fetch_by_id(fd, groups[k], topic_id, &resp);
+        TL_ASSERT(!g->error_code && g->topics.n == 1 && g->topics.v[0].partitions.n == 1 &&
+                      !memcmp(g->topics.v[0].topic_id.b, topic_id, 16),
+                  "OffsetFetch v10 of group %d: error %d", k, g->error_code);
+        proto_offset_fetch_resp_offset_fetch_response_partitions_t *p =
+            &g->topics.v[0].partitions.v[0];
+        /* group 8's commit was by name (v8), group 9's last by id */
+        TL_ASSERT(!p->error_code && p->committed_offset == (k == 8 ? 108 : 209) &&
+                      p->committed_leader_epoch == (k == 8 ? 3 : 4) &&
+                      eq(p->metadata, k == 8 ? "md" : "by id"),
+                  "OffsetFetch v10 of group %d: error %d offset %" PRId64, k, p->error_code,
+                  p->committed_offset);
+        g = fetch_by_id(fd, groups[k], NULL, &resp);
+        TL_ASSERT(!g->error_code && g->topics.n == 1 &&
+                      !memcmp(g->topics.v[0].topic_id.b, topic_id, 16) &&
+                      g->topics.v[0].partitions.n == 1,
+                  "OffsetFetch v10 of all topics of group %d: %d topics", k, g->topics.n);
+    }
+    g = fetch_by_id(fd, groups[9], unknown, &resp);
+    TL_ASSERT(g->topics.n == 1 && g->topics.v[0].partitions.n == 1, "unknown id: %d topics",
+              g->topics.n);
+    proto_offset_fetch_resp_offset_fetch_response_partitions_t *up = &g->topics.v[0].partitions.v[0];
+    TL_ASSERT(!g->error_code && up->error_code == 100 && up->committed_offset == -1 &&
+                  up->committed_leader_epoch == -1 && eq(up->metadata, "") &&
+                  !memcmp(g->topics.v[0].topic_id.b, unknown, 16),
+              "OffsetFetch v10, unknown id: group error %d, partition error %d offset %" PRId64,
+              g->error_code, up->error_code, up->committed_offset);
+
+    /* v9 by name sees the commit by id */
+    proto_offset_fetch_req_t r;
+    proto_offset_fetch_req_offset_fetch_request_group_t rg;
+    proto_offset_fetch_req_offset_fetch_request_topics_t t;
+    int32_t part = 0;
+    proto_offset_fetch_req_init(&r);
+    proto_offset_fetch_req_offset_fetch_request_group_init(&rg);
+    proto_offset_fetch_req_offset_fetch_request_topics_init(&t);
+    t.name = S(topic);
+    t.partition_indexes.n = 1;
+    t.partition_indexes.v = &part;
+    rg.group_id = S(groups[9]);
+    rg.topics.n = 1;
+    rg.topics.v = &t;
+    r.groups.n = 1;
+    r.groups.v = &rg;
+    CALL(fd, offset_fetch, 9, 9, &r, &resp);
+    TL_ASSERT(resp.groups.n == 1 && resp.groups.v[0].topics.n == 1 &&
+                  resp.groups.v[0].topics.v[0].partitions.v[0].committed_offset == 209,
+              "OffsetFetch v9 by name after a commit by id");
+}
+
 static void describes(int fd)
 {
-    for (int16_t v = 0; v <= 5; v++) {
+    for (int16_t v = 0; v <= 6; v++) {
         proto_describe_groups_req_t r;
         proto_describe_groups_resp_t resp;
         proto_str_t ids[2] = {S(groups[v]), S("no-such-group-0306")};
@@ -291,8 +443,22 @@ static void describes(int fd)
                   "DescribeGroups v%d member", v);
         if (v >= 3)
             TL_ASSERT_EQ(d->authorized_operations, 3400);
-        TL_ASSERT(eq(resp.groups.v[1 - k].group_state, "Dead") && !resp.groups.v[1 - k].error_code,
-                  "DescribeGroups v%d of a missing group", v);
+        proto_describe_groups_resp_described_group_t *m = &resp.groups.v[1 - k];
+        if (v < 6) {
+            TL_ASSERT(eq(m->group_state, "Dead") && !m->error_code,
+                      "DescribeGroups v%d of a missing group", v);
+            TL_ASSERT_EQ(m->authorized_operations, v >= 3 ? 3400 : INT32_MIN);
+            continue;
+        }
+        /* v6: GROUP_ID_NOT_FOUND with its message, no operations. */
+        TL_ASSERT(d->error_message.len < 0, "DescribeGroups v6: a message without an error");
+        TL_ASSERT(m->error_code == 69 && eq(m->error_message, "Group no-such-group-0306 not found.")
+                      && eq(m->group_state, "Dead") && eq(m->protocol_type, "") &&
+                      eq(m->protocol_data, "") && m->members.n == 0 &&
+                      m->authorized_operations == INT32_MIN,
+                  "DescribeGroups v6 of a missing group: error %d message '%s' state '%s' ops %d",
+                  m->error_code, cstr(m->error_message), cstr(m->group_state),
+                  m->authorized_operations);
     }
 }
 
@@ -387,19 +553,25 @@ static void deletes(int fd)
     TL_ASSERT(!odr.error_code && odr.topics.v[0].partitions.v[0].error_code == 86,
               "OffsetDelete of a consumed topic: %d", odr.topics.v[0].partitions.v[0].error_code);
 
-    for (int16_t v = 0; v <= 2; v++) {
+    for (int16_t v = 0; v <= 3; v++) {
         proto_delete_groups_req_t r;
         proto_delete_groups_resp_t resp;
-        proto_str_t ids[2] = {S(groups[v]), S(groups[9])};
+        proto_str_t ids[3] = {S(groups[v]), S(groups[9]), S("no-such-group-0306")};
         proto_delete_groups_req_init(&r);
-        r.groups_names.n = 2;
+        r.groups_names.n = v < 3 ? 2 : 3;
         r.groups_names.v = ids;
         CALL(fd, delete_groups, 42, v, &r, &resp);
-        TL_ASSERT_EQ(resp.results.n, 2);
-        int k = eq(resp.results.v[0].group_id, groups[v]) ? 0 : 1;
-        TL_ASSERT(!resp.results.v[k].error_code && resp.results.v[1 - k].error_code == 68,
-                  "DeleteGroups v%d: %d %d", v, resp.results.v[k].error_code,
-                  resp.results.v[1 - k].error_code);
+        TL_ASSERT_EQ(resp.results.n, r.groups_names.n);
+        for (int32_t i = 0; i < resp.results.n; i++) {
+            proto_delete_groups_resp_deletable_group_result_t *res = &resp.results.v[i];
+            int16_t want = eq(res->group_id, groups[v]) ? 0 : eq(res->group_id, groups[9]) ? 68 : 69;
+            TL_ASSERT(res->error_code == want, "DeleteGroups v%d of %s: %d, wanted %d", v,
+                      cstr(res->group_id), res->error_code, want);
+            /* Kafka 4.4 gives no message for these errors */
+            if (v >= 3)
+                TL_ASSERT(res->error_message.len == -1, "DeleteGroups v3 of %s: message '%s'",
+                          cstr(res->group_id), cstr(res->error_message));
+        }
     }
 }
 
@@ -416,6 +588,15 @@ int main(void)
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, tl_conf(bs));
     TL_ASSERT_EQ(tl_create_topic(rk, topic, 1), 1);
     rd_kafka_destroy(rk);
+    {
+        proto_metadata_resp_t md;
+        int mfd = tl_connect(bs, 20000);
+        TL_ASSERT(mfd >= 0, "connect");
+        tl_wire_metadata(mfd, &arena, 12, topic, 0, &md);
+        TL_ASSERT(md.topics.n == 1 && !md.topics.v[0].error_code, "Metadata of %s", topic);
+        memcpy(topic_id, md.topics.v[0].topic_id.b, 16);
+        close(mfd);
+    }
     for (int i = 0; i < NJOIN; i++) {
         snprintf(groups[i], sizeof(groups[i]), "g-%s-v%d", topic, i);
         fds[i] = tl_connect(bs, 20000);
@@ -427,6 +608,7 @@ int main(void)
     heartbeats(fds[0]);
     commits(fds[0]);
     fetches(fds[0]);
+    by_topic_id(fds[0]);
     describes(fds[0]);
     lists(fds[0]);
     leaves(fds[0]);

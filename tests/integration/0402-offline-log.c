@@ -21,7 +21,8 @@
  *      leaves G out, and group H (another partition) works.
  *   3. the metadata log: a config change fails. Then every topic,
  *      partition and config change answers KAFKA_STORAGE_ERROR with the
- *      reason and creates nothing, while A is produced to and read.
+ *      reason and creates nothing (a feature change FEATURE_UPDATE_FAILED,
+ *      with the reason), while A is produced to and read.
  *   4. after a restart everything is back: B-0 leads again and takes
  *      writes, G's offsets from before the failure are there, topics can
  *      be created.
@@ -38,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util/kerr.h"
 
 #include "log/log_batch.h"
 
@@ -731,6 +734,25 @@ static void expect_topic_changes_fail(void)
     TL_ASSERT_EQ(md_part(ta, 0, 12)->error_code, 0);
 }
 
+/* UpdateFeatures v1 of metadata.version to its level again: a change,
+ * unless validate. The error, its message in *msg. */
+static int16_t update_features(int validate, proto_str_t *msg)
+{
+    proto_update_features_req_t r;
+    proto_update_features_resp_t resp;
+    proto_update_features_req_feature_update_key_t k;
+    proto_update_features_req_init(&r);
+    proto_update_features_req_feature_update_key_init(&k);
+    k.feature = S("metadata.version");
+    k.max_version_level = 25;
+    r.feature_updates.n = 1;
+    r.feature_updates.v = &k;
+    r.validate_only = validate;
+    TL_WIRE_CALL(wfd, &arena, update_features, 57, 1, &r, &resp);
+    *msg = resp.error_message;
+    return resp.error_code;
+}
+
 /* Auto-creation through Metadata (v12) of a new topic: its error. */
 static int16_t auto_create(const char *name)
 {
@@ -755,6 +777,12 @@ static void step_metadata_log(const char *tc)
     TL_ASSERT_EQ(auto_create(tc), E_STORAGE);
     TL_ASSERT(!has_dir(tc), "a partition dir of %s was left behind", tc);
     expect_topic_changes_fail();
+    /* A feature change cannot be written: the server's failure, which
+     * UpdateFeatures calls FEATURE_UPDATE_FAILED; checking one writes
+     * nothing and works. */
+    TL_ASSERT_EQ(update_features(0, &msg), KERR_FEATURE_UPDATE_FAILED);
+    TL_ASSERT(starts(msg, META_OFFLINE), "message '%.*s'", msg.len, msg.p);
+    TL_ASSERT_EQ(update_features(1, &msg), 0);
     /* Data goes on. */
     const proto_produce_resp_partition_produce_response_t *pr = produce(ta, 0);
     TL_ASSERT_EQ(pr->error_code, 0);
@@ -787,6 +815,7 @@ static void step_restart(const char *tc)
     TL_ASSERT_EQ(commit(gg, 9), 0);
     TL_ASSERT_EQ(alter_config(&msg), 0);
     TL_ASSERT_EQ(create_topic(tc, &msg), 0);
+    TL_ASSERT_EQ(update_features(0, &msg), 0);
 }
 
 int main(void)

@@ -5,11 +5,18 @@
 #include <string.h>
 
 static const char *tl_wire_client = "strand-test";
+static size_t tl_wire_client_len = 11;
 static int32_t tl_wire_corr = 100;
 
 void tl_wire_set_client_id(const char *id)
 {
+    tl_wire_set_client_id_len(id, strlen(id));
+}
+
+void tl_wire_set_client_id_len(const char *id, size_t len)
+{
     tl_wire_client = id;
+    tl_wire_client_len = len;
 }
 
 int32_t tl_wire_send(int fd, int16_t key, int16_t ver, buf_t *body)
@@ -18,7 +25,7 @@ int32_t tl_wire_send(int fd, int16_t key, int16_t ver, buf_t *body)
     buf_t out;
 
     h.client_id.p = tl_wire_client;
-    h.client_id.len = (int32_t)strlen(tl_wire_client);
+    h.client_id.len = (int32_t)tl_wire_client_len;
     buf_init(&out);
     buf_put_i32(&out, 0);
     proto_req_header_encode(&out, &h);

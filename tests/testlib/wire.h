@@ -17,6 +17,8 @@
 /* The client id of the requests sent from now on (default "strand-test");
  * the string must outlive them. */
 void tl_wire_set_client_id(const char *id);
+/* The same for a client id of len bytes, NULs allowed. */
+void tl_wire_set_client_id_len(const char *id, size_t len);
 
 /* Sends one request on fd: the request header (v1, or v2 when the version
  * is flexible), then body, which is emptied. Returns the correlation id. */

@@ -206,6 +206,10 @@ static void test_partition_for(void)
     CU_ASSERT_EQUAL(grp_rec_partition_for("my-group", 8, 50), 12);
     CU_ASSERT_EQUAL(grp_rec_partition_for("", 0, 50), 0);
     CU_ASSERT_EQUAL(grp_rec_partition_for("grp-\xc3\xa9\xe4\xb8\xad", 9, 50), 26);
+    /* A NUL kept as C0 80 (util/cstr.h) hashes as the NUL: "a\0b" is
+     * 97*31^2 + 0*31 + 98 = 93315, 93315 % 50 = 15. */
+    CU_ASSERT_EQUAL(grp_rec_partition_for("a\0b", 3, 50), 15);
+    CU_ASSERT_EQUAL(grp_rec_partition_for("a\xc0\x80" "b", 4, 50), 15);
     CU_ASSERT_EQUAL(grp_rec_partition_for("x\xf0\x9f\x98\x80y", 6, 50), 10);
     /* hashCode() == Integer.MIN_VALUE */
     CU_ASSERT_EQUAL(grp_rec_partition_for("polygenelubricants", 18, 50), 0);

@@ -113,11 +113,42 @@ static void test_free_drains(void)
     free(jobs);
 }
 
+/* Resizing while jobs run: more workers at once, fewer after their
+ * current job; nothing is lost, and the retired workers exit (joined at
+ * the free). */
+static void test_resize(void)
+{
+    main_thread = pthread_self();
+    ndone = bad_thread = thread_exits = 0;
+    loop = net_loop_new();
+    net_pool_t *pool = net_pool_new(loop, 2, on_thread_exit);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+    tjob_t *jobs = make_jobs();
+    for (int i = 0; i < NJOBS / 2; i++)
+        net_pool_submit(pool, &jobs[i].job);
+    CU_ASSERT_EQUAL(net_pool_resize(pool, 4), 0);
+    CU_ASSERT_EQUAL(net_pool_threads(pool), 4);
+    CU_ASSERT_EQUAL(net_pool_resize(pool, 1), 0);
+    CU_ASSERT_EQUAL(net_pool_threads(pool), 1);
+    for (int i = NJOBS / 2; i < NJOBS; i++)
+        net_pool_submit(pool, &jobs[i].job);
+    CU_ASSERT_EQUAL(net_pool_resize(pool, 3), 0);
+    CU_ASSERT_EQUAL(net_pool_threads(pool), 3);
+    net_loop_run(loop);
+    check_jobs(jobs);
+    net_pool_free(pool);
+    CU_ASSERT_EQUAL(thread_exits, 6); /* 2, 2 more, then 2 more after 3 retired */
+    net_loop_free(loop);
+    loop = NULL;
+    free(jobs);
+}
+
 int main(void)
 {
     CU_initialize_registry();
     CU_pSuite s = CU_add_suite("net_pool", NULL, NULL);
     CU_add_test(s, "jobs go out and come back on the loop", test_round_trip);
+    CU_add_test(s, "resized while jobs run", test_resize);
     CU_add_test(s, "free finishes queued jobs", test_free_drains);
     return unit_run();
 }

@@ -210,7 +210,7 @@ static void test_offsets_and_duplicates(void)
     CU_ASSERT_EQUAL(ent[0].base_offset, 3);
     CU_ASSERT_EQUAL(part_hwm(t->parts[0]), 5);
     /* the same batch again: a duplicate, nothing appended */
-    buf_free(&b2);
+    buf_free(&b2); /* batch() starts a new buffer */
     batch(&b2, 2, 10, 7, 3);
     op_init(&op, ent, 1, 1);
     ent_set(&ent[0], "ap-a", 0, &b2);
@@ -350,7 +350,7 @@ static void test_acks_all_waits(void)
     CU_ASSERT_EQUAL(ndone, 1);
     CU_ASSERT_EQUAL(ent[0].err, 0);
     /* and once more, never caught up: timed out */
-    buf_free(&b);
+    buf_free(&b); /* batch() starts a new buffer */
     batch(&b, 1, 10, -1, -1);
     op_init(&op, ent, 1, -1);
     ent_set(&ent[0], "ap-e", 0, &b);

@@ -31,7 +31,7 @@ static void test_api_info(void)
     CU_ASSERT_EQUAL(api->key, 0);
     CU_ASSERT_STRING_EQUAL(api->name, "Produce");
     CU_ASSERT_EQUAL(api->min_ver, 0);
-    CU_ASSERT_EQUAL(api->max_ver, 12);
+    CU_ASSERT_EQUAL(api->max_ver, 13);
     CU_ASSERT_EQUAL(api->flex_min, 9);
     api = proto_api_info(PROTO_API_METADATA);
     CU_ASSERT_EQUAL(api->max_ver, 13);
@@ -276,6 +276,42 @@ static void test_api_versions_v3(void)
     buf_free(&b);
 }
 
+/* v5 adds the cluster and node the client means to reach (null, -1 when
+ * it does not know them). */
+static void test_api_versions_v5(void)
+{
+    static const uint8_t req[] = {
+        0x02, 'j',                /* client_software_name */
+        0x04, '4', '.', '4',      /* client_software_version */
+        0x03, 'c', 'X',           /* cluster_id "cX" */
+        0x00, 0x00, 0x00, 0x07,   /* node_id 7 */
+        0x00,                     /* tagged fields */
+    };
+    static const uint8_t unknown[] = {0x02, 'j', 0x04, '4', '.', '4', 0x00, 0xff, 0xff, 0xff,
+                                      0xff, 0x00};
+    proto_api_versions_req_t rq;
+    CU_ASSERT_EQUAL_FATAL(proto_api_versions_req_decode(&rq, 5, req, sizeof(req), &arena), 0);
+    CU_ASSERT(str_is(rq.cluster_id, "cX"));
+    CU_ASSERT_EQUAL(rq.node_id, 7);
+    buf_t b;
+    buf_init(&b);
+    proto_api_versions_req_encode(&rq, 5, &b);
+    CHECK_BUF(&b, req);
+    b.len = 0;
+    proto_api_versions_req_init(&rq);
+    CU_ASSERT_EQUAL(rq.cluster_id.len, -1);
+    CU_ASSERT_EQUAL(rq.node_id, -1);
+    rq.client_software_name = PROTO_STR("j");
+    rq.client_software_version = PROTO_STR("4.4");
+    proto_api_versions_req_encode(&rq, 5, &b);
+    CHECK_BUF(&b, unknown);
+    /* v4 has neither field: the same request is 5 bytes shorter */
+    b.len = 0;
+    proto_api_versions_req_encode(&rq, 4, &b);
+    CU_ASSERT_EQUAL(b.len, sizeof(unknown) - 5);
+    buf_free(&b);
+}
+
 static void test_metadata_v1(void)
 {
     static const uint8_t req[] = {
@@ -445,6 +481,71 @@ static void test_produce_v9(void)
     buf_init(&b);
     proto_produce_req_encode(&m, 9, &b);
     CHECK_BUF(&b, req);
+    buf_free(&b);
+}
+
+/* v13 names the topic by its id (16 bytes) where v12 has its name, in
+ * the request and in the answer. */
+static void test_produce_v13(void)
+{
+    static const uint8_t req[] = {
+        0x00,                   /* transactional_id: null */
+        0xff, 0xff,             /* acks -1 */
+        0x00, 0x00, 0x03, 0xe8, /* timeout_ms 1000 */
+        0x02,                   /* topic_data: 1 */
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, /* topic_id */
+        0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10,
+        0x02,                   /* partition_data: 1 */
+        0x00, 0x00, 0x00, 0x01,
+        0x05, 0xde, 0xad, 0xbe, 0xef,
+        0x00, 0x00, 0x00,       /* partition, topic, request tags */
+    };
+    static const uint8_t resp[] = {
+        0x02,                   /* responses: 1 */
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+        0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10,
+        0x02,                   /* partition_responses: 1 */
+        0x00, 0x00, 0x00, 0x01, /* index */
+        0x00, 0x64,             /* error_code 100 UNKNOWN_TOPIC_ID */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* base_offset -1 */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* log_append_time_ms */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* log_start_offset */
+        0x01,                   /* record_errors: 0 */
+        0x00,                   /* error_message: null */
+        0x00, 0x00,             /* partition, topic tags */
+        0x00, 0x00, 0x00, 0x00, /* throttle_time_ms */
+        0x00,                   /* tags */
+    };
+    proto_produce_req_t m;
+    CU_ASSERT_EQUAL_FATAL(proto_produce_req_decode(&m, 13, req, sizeof(req), &arena), 0);
+    CU_ASSERT_EQUAL_FATAL(m.topic_data.n, 1);
+    CU_ASSERT_EQUAL(m.topic_data.v[0].topic_id.b[0], 0x01);
+    CU_ASSERT_EQUAL(m.topic_data.v[0].topic_id.b[15], 0x10);
+    CU_ASSERT_EQUAL(m.topic_data.v[0].name.len, 0); /* not in v13 */
+    CU_ASSERT_EQUAL(m.topic_data.v[0].partition_data.v[0].records.len, 4);
+    buf_t b;
+    buf_init(&b);
+    proto_produce_req_encode(&m, 13, &b);
+    CHECK_BUF(&b, req);
+    b.len = 0;
+
+    proto_produce_resp_t r;
+    proto_produce_resp_topic_produce_response_t t;
+    proto_produce_resp_partition_produce_response_t p;
+    proto_produce_resp_init(&r);
+    proto_produce_resp_topic_produce_response_init(&t);
+    proto_produce_resp_partition_produce_response_init(&p);
+    t.topic_id = m.topic_data.v[0].topic_id;
+    t.name = PROTO_STR("ignored in v13");
+    p.index = 1;
+    p.error_code = 100;
+    p.base_offset = -1;
+    t.partition_responses.n = 1;
+    t.partition_responses.v = &p;
+    r.responses.n = 1;
+    r.responses.v = &t;
+    proto_produce_resp_encode(&r, 13, &b);
+    CHECK_BUF(&b, resp);
     buf_free(&b);
 }
 
@@ -646,8 +747,8 @@ static void test_round_trip_all(void)
             }
         }
     }
-    /* 27 APIs x 2 + the two headers */
-    CU_ASSERT_EQUAL(nmsg, 56);
+    /* 35 APIs x 2 + the two headers */
+    CU_ASSERT_EQUAL(nmsg, 72);
     CU_ASSERT(runs > 1000);
 }
 
@@ -876,7 +977,7 @@ static void test_msg_lookup(void)
         CU_ASSERT_EQUAL(rq->flex_min, api->flex_min);
         CU_ASSERT(strncmp(rq->name, api->name, strlen(api->name)) == 0);
     }
-    CU_ASSERT_EQUAL(n, 27);
+    CU_ASSERT_EQUAL(n, 35);
 }
 
 int main(void)
@@ -892,10 +993,12 @@ int main(void)
     CU_add_test(s, "init_defaults", test_init_defaults);
     CU_add_test(s, "api_versions_v0", test_api_versions_v0);
     CU_add_test(s, "api_versions_v3", test_api_versions_v3);
+    CU_add_test(s, "api_versions_v5", test_api_versions_v5);
     CU_add_test(s, "metadata_v1", test_metadata_v1);
     CU_add_test(s, "metadata_v12", test_metadata_v12);
     CU_add_test(s, "produce_v3", test_produce_v3);
     CU_add_test(s, "produce_v9", test_produce_v9);
+    CU_add_test(s, "produce_v13", test_produce_v13);
     CU_add_test(s, "fetch_v4", test_fetch_v4);
     CU_add_test(s, "fetch_v12", test_fetch_v12);
     CU_add_test(s, "fetch_resp_splice", test_fetch_resp_splice);

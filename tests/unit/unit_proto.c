@@ -79,12 +79,13 @@ static void fill_field(unit_fill_t *fl, const proto_field_t *f, void *p, int16_t
     }
     proto_array_t *a = p;
     uint32_t x = unit_fill_rnd(fl);
-    if (nullable && x % 5 == 0) {
+    if (nullable && x % (f->array == 2 ? 2 : 5) == 0) {
         a->n = -1;
         a->v = NULL;
         return;
     }
-    a->n = (int32_t)((x >> 8) % (depth < 3 ? 3 : 2));
+    /* a nullable struct (array 2) is one element or null */
+    a->n = f->array == 2 ? 1 : (int32_t)((x >> 8) % (depth < 3 ? 3 : 2));
     a->v = arena_calloc(fl->arena, (size_t)a->n + 1, f->elem_size);
     for (int32_t i = 0; i < a->n; i++)
         fill_value(fl, f, (char *)a->v + (size_t)i * f->elem_size, v, 0, depth);

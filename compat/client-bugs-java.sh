@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# compat/client-bugs-java.sh: the stock Java client and Kafka's own tools
+# (4.4, from Maven Central) on what Strand used to answer differently from
+# Kafka, against the broker at STRAND_BOOTSTRAP (Strand, or Kafka 4.4 with
+# KAFKA_REF=1; every check passes on both unless said):
+#   - a batch of 8 records to a compacted topic, 0, 2 and 5 without a key:
+#     the producer fails exactly those with InvalidRecordException and the
+#     other five with a KafkaException (a record of the same batch was
+#     invalid), from the Produce answer's record_errors;
+#   - committed metadata "Hello\0world!" read back whole by another
+#     consumer;
+#   - kafka-acls.sh --list: SecurityDisabledException, "No Authorizer is
+#     configured on the broker", exit 1;
+#   - kafka-transactions.sh describe-producers after an idempotent console
+#     producer wrote 3 lines: the producer at epoch 0, coordinator epoch
+#     -1, last sequence 2, no transaction;
+#   - kafka-topics.sh --describe (DescribeTopicPartitions) of the topic;
+#   - Admin.listConfigResources(): this node as BROKER and BROKER_LOGGER,
+#     and the topics;
+#   - Strand only (Kafka has a transaction coordinator): a transactional
+#     producer's initTransactions() fails within 5 s with a
+#     TransactionalIdAuthorizationException (tests/integration/0602-txn-
+#     refused shows Kafka answering the same to an id it refuses).
+# Exit 0 pass, 1 fail, 77 skip (no Java to be had).
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# java_cp (Kafka's jars and the compat/java classes, compiled with javac
+# into .cache/java-compat), fail, skip.
+# shellcheck source=lib/client.sh
+. "$ROOT/compat/lib/client.sh"
+
+BS=${STRAND_BOOTSTRAP:-}
+[ -n "$BS" ] || skip "STRAND_BOOTSTRAP is not set"
+WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/client-bugs.XXXXXX") || fail "mktemp"
+trap 'rm -rf "$WORK"' EXIT
+ID=$$-$RANDOM
+TC=compat-bugs-compact-$ID TD=compat-bugs-plain-$ID
+CP=$(java_cp) || exit $?
+run() # run NAME CLASS ARGS...: output in $WORK/NAME.out, status in RC
+{
+    local name=$1 class=$2
+    shift 2
+    java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF \
+        -Dorg.slf4j.simpleLogger.defaultLogLevel=off -cp "$CP" "$class" "$@" \
+        > "$WORK/$name.out" 2>&1
+    RC=$?
+}
+tool() { local n=$1 c=$2; shift 2; run "$n" "org.apache.kafka.tools.$c" --bootstrap-server "$BS" "$@"; }
+bugs() { local n=$1; shift; run "$n" strand.compat.ClientBugs "$@"; }
+# expect NAME RC PATTERN...: the status and every pattern (a grep -E regex)
+expect()
+{
+    local name=$1 rc=$2
+    shift 2
+    [ "$RC" = "$rc" ] || { cat "$WORK/$name.out" >&2; fail "$name: exit $RC, expected $rc"; }
+    for pat in "$@"; do
+        grep -Eq -- "$pat" "$WORK/$name.out" ||
+            { cat "$WORK/$name.out" >&2; fail "$name: no line matches '$pat'"; }
+    done
+}
+
+tool create-c TopicCommand --create --topic "$TC" --partitions 1 --replication-factor 1 \
+    --config cleanup.policy=compact
+expect create-c 0 "^Created topic $TC\.\$"
+tool create-d TopicCommand --create --topic "$TD" --partitions 1 --replication-factor 1
+expect create-d 0 "^Created topic $TD\.\$"
+
+bugs record-errors record-errors "$BS" "$TC"
+expect record-errors 0
+printf '%s\n' "0 org.apache.kafka.common.InvalidRecordException" "1 org.apache.kafka.common.KafkaException" \
+    "2 org.apache.kafka.common.InvalidRecordException" "3 org.apache.kafka.common.KafkaException" \
+    "4 org.apache.kafka.common.KafkaException" "5 org.apache.kafka.common.InvalidRecordException" \
+    "6 org.apache.kafka.common.KafkaException" "7 org.apache.kafka.common.KafkaException" \
+    > "$WORK/record-errors.want"
+cmp -s "$WORK/record-errors.want" "$WORK/record-errors.out" ||
+    { diff "$WORK/record-errors.want" "$WORK/record-errors.out" >&2; fail "record errors"; }
+echo "Java producer: records 0, 2, 5 failed as invalid, the other 5 as part of their batch"
+
+bugs metadata commit-metadata "$BS" "$TD" "compat-bugs-group-$ID"
+expect metadata 0 "^metadata 12 chars ok\$"
+echo "Java consumer: committed metadata with a NUL read back whole"
+
+tool acls AclCommand --list
+expect acls 1 "^Error while executing ACL command: org.apache.kafka.common.errors.SecurityDisabledException: No Authorizer is configured on the broker\$"
+echo "kafka-acls --list: $(head -n 1 "$WORK/acls.out")"
+
+printf 'a\nb\nc\n' > "$WORK/lines"
+run console org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$BS" --topic "$TD" \
+    < "$WORK/lines"
+expect console 0
+tool producers TransactionsCommand describe-producers --topic "$TD" --partition 0
+TAB=$'\t'
+expect producers 0 "^ProducerId${TAB}ProducerEpoch${TAB}LatestCoordinatorEpoch${TAB}LastSequence${TAB}LastTimestamp${TAB}CurrentTransactionStartOffset${TAB}\$" \
+    "^[0-9]+ *${TAB}0 *${TAB}-1 *${TAB}2 *${TAB}[0-9]{13}${TAB}None *${TAB}\$"
+[ "$(wc -l < "$WORK/producers.out")" = 2 ] || { cat "$WORK/producers.out" >&2; fail "describe-producers: not one producer"; }
+echo "kafka-transactions describe-producers: $(tail -n 1 "$WORK/producers.out" | tr -s ' \t' ' ')"
+
+tool describe TopicCommand --describe --topic "$TD"
+expect describe 0 "^Topic: $TD${TAB}TopicId: [A-Za-z0-9_-]{22}${TAB}PartitionCount: 1${TAB}ReplicationFactor: 1" \
+    "^${TAB}Topic: $TD${TAB}Partition: 0${TAB}Leader: [0-9]+${TAB}Replicas: [0-9]+${TAB}Isr: [0-9]+${TAB}Elr: ${TAB}LastKnownElr: \$"
+echo "kafka-topics --describe: $(tail -n 1 "$WORK/describe.out" | tr -s '\t' ' ')"
+
+bugs resources config-resources "$BS"
+expect resources 0 "^BROKER [0-9]+\$" "^BROKER_LOGGER [0-9]+\$" "^TOPIC $TC\$" "^TOPIC $TD\$"
+echo "Admin.listConfigResources: $(wc -l < "$WORK/resources.out") resources"
+
+if [ -z "${KAFKA_REF:-}" ] || [ "${KAFKA_REF:-}" = 0 ]; then
+    bugs txn txn "$BS" "compat-bugs-txn-$ID"
+    expect txn 0 "^failed after [0-4]\.[0-9] s: org.apache.kafka.common.errors.TransactionalIdAuthorizationException"
+    echo "Java transactional producer: $(cat "$WORK/txn.out")"
+fi

@@ -1,0 +1,95 @@
+package strand.compat;
+
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.admin.QuorumInfo;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
+
+/**
+ * The Java Admin client's feature and quorum calls against a broker, for
+ * compat/features-java.sh:
+ *
+ *   describe BOOTSTRAP    describeFeatures(): "supported NAME MIN MAX" and
+ *                         "finalized NAME MIN MAX" lines (by name), then
+ *                         "epoch N"; describeMetadataQuorum(): "quorum
+ *                         LEADER EPOCH HW", "voter ID LEO" lines, "observers
+ *                         N"; describeCluster(): "cluster ID"
+ *   update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...
+ *                         one updateFeatures() call per argument, of one
+ *                         feature (TYPE upgrade, safe or unsafe), in turn:
+ *                         a line "ok", or "error CLASS: MESSAGE", each
+ *
+ * Exits 0, or 1 on an unexpected failure.
+ */
+public final class Features {
+    private Features() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("describe")) {
+            try (Admin admin = admin(args[1])) {
+                describe(admin);
+            }
+        } else if (args.length >= 3 && args[0].equals("update")) {
+            try (Admin admin = admin(args[1])) {
+                for (int i = 2; i < args.length; i++) {
+                    String[] u = args[i].split(":");
+                    update(admin, u[0], Short.parseShort(u[1]), u[2], u.length == 4);
+                }
+            }
+        } else {
+            System.err.println("usage: describe BOOTSTRAP | update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...");
+            System.exit(1);
+        }
+    }
+
+    private static Admin admin(String bootstrap) {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return Admin.create(props);
+    }
+
+    private static void describe(Admin admin) throws Exception {
+        FeatureMetadata fm = admin.describeFeatures().featureMetadata().get();
+        for (Map.Entry<String, SupportedVersionRange> e : new TreeMap<>(fm.supportedFeatures()).entrySet()) {
+            System.out.println("supported " + e.getKey() + " " + e.getValue().minVersion() + " "
+                + e.getValue().maxVersion());
+        }
+        for (Map.Entry<String, FinalizedVersionRange> e : new TreeMap<>(fm.finalizedFeatures()).entrySet()) {
+            System.out.println("finalized " + e.getKey() + " " + e.getValue().minVersionLevel() + " "
+                + e.getValue().maxVersionLevel());
+        }
+        System.out.println("epoch " + fm.finalizedFeaturesEpoch().orElse(-1L));
+        QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get();
+        System.out.println("quorum " + q.leaderId() + " " + q.leaderEpoch() + " " + q.highWatermark());
+        for (QuorumInfo.ReplicaState r : q.voters()) {
+            System.out.println("voter " + r.replicaId() + " " + r.logEndOffset());
+        }
+        System.out.println("observers " + q.observers().size());
+        System.out.println("cluster " + admin.describeCluster().clusterId().get());
+    }
+
+    private static void update(Admin admin, String name, short level, String type, boolean validate)
+            throws Exception {
+        FeatureUpdate.UpgradeType t = type.equals("upgrade") ? FeatureUpdate.UpgradeType.UPGRADE
+            : type.equals("safe") ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE
+            : FeatureUpdate.UpgradeType.UNSAFE_DOWNGRADE;
+        try {
+            admin.updateFeatures(Map.of(name, new FeatureUpdate(level, t)),
+                new UpdateFeaturesOptions().validateOnly(validate)).all().get();
+            System.out.println("ok");
+        } catch (ExecutionException e) {
+            System.out.println("error " + e.getCause().getClass().getSimpleName() + ": "
+                + e.getCause().getMessage());
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/* DescribeQuorum (key 55): the KRaft quorum of the metadata log, which on
+ * a single node is a quorum of one: this node leads it and is its only
+ * voter, with no observers, as Kafka 4.4 describes a combined single node.
+ *
+ * Leader epoch: the metadata log's, bumped at each start as a lone voter
+ * bumps it by electing itself. High watermark: the metadata log's (every
+ * committed change). The voter's log end offset is the log's end, which
+ * is past the high watermark only while a change is being synced; its
+ * fetch and caught-up times are now, as Kafka reports them for the
+ * leader itself, and its directory id is zero, as for a voter of a static
+ * quorum (kraft.version 0). Nodes (v2) gives this node's controller
+ * listeners as configured (they are not opened: there is no other voter
+ * to talk to).
+ *
+ * A request for anything but __cluster_metadata-0, alone, is answered as
+ * Kafka answers it: every partition named, with UNKNOWN_TOPIC_OR_PARTITION
+ * and nothing else. */
+#include <string.h>
+
+#include "api/api_admin.h"
+#include "cluster/ctl.h"
+#include "util/kerr.h"
+
+typedef proto_describe_quorum_resp_t api_dq_resp_t;
+
+static int api_dq_valid(const proto_describe_quorum_req_t *r)
+{
+    size_t n = strlen(META_LOG_TOPIC);
+    return r->topics.n == 1 && r->topics.v[0].topic_name.len == (int32_t)n &&
+           !memcmp(r->topics.v[0].topic_name.p, META_LOG_TOPIC, n) &&
+           r->topics.v[0].partitions.n == 1 && r->topics.v[0].partitions.v[0].partition_index == 0;
+}
+
+static void api_dq_refuse(api_req_t *req, const proto_describe_quorum_req_t *r, api_dq_resp_t *resp)
+{
+    int32_t nt = r->topics.n > 0 ? r->topics.n : 0;
+    resp->topics.n = nt;
+    resp->topics.v = arena_calloc(req->arena, (size_t)nt + 1, sizeof(*resp->topics.v));
+    for (int32_t i = 0; i < nt; i++) {
+        proto_describe_quorum_resp_topic_data_t *t = &resp->topics.v[i];
+        int32_t np = r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
+        proto_describe_quorum_resp_topic_data_init(t);
+        t->topic_name = r->topics.v[i].topic_name;
+        t->partitions.n = np;
+        t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
+        for (int32_t j = 0; j < np; j++) {
+            proto_describe_quorum_resp_partition_data_t *p = &t->partitions.v[j];
+            proto_describe_quorum_resp_partition_data_init(p);
+            p->partition_index = r->topics.v[i].partitions.v[j].partition_index;
+            p->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            p->error_message = PROTO_STR("This server does not host this topic-partition.");
+        }
+    }
+}
+
+/* 1 when name is one of the comma-separated names of list. */
+static int api_dq_named(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (len && *p == ' ')
+            p++, len--;
+        while (len && p[len - 1] == ' ')
+            len--;
+        if (len == n && !memcmp(p, name, n))
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static void api_dq_nodes(api_req_t *req, api_dq_resp_t *resp)
+{
+    const broker_config_t *cfg = &req->b->cfg;
+    proto_describe_quorum_resp_node_t *node = arena_calloc(req->arena, 1, sizeof(*node));
+    int n = 0;
+
+    proto_describe_quorum_resp_node_init(node);
+    node->node_id = cfg->node_id;
+    node->listeners.v = arena_calloc(req->arena, (size_t)cfg->nlisteners + 1,
+                                     sizeof(*node->listeners.v));
+    for (int i = 0; i < cfg->nlisteners; i++) {
+        const bcfg_listener_t *l = &cfg->listeners[i];
+        if (!api_dq_named(cfg->controller_listener_names, l->name))
+            continue;
+        proto_describe_quorum_resp_listener_t *ls = &node->listeners.v[n++];
+        const char *host = *l->host ? l->host : req->b->hostname;
+        ls->name = (proto_str_t){l->name, (int32_t)strlen(l->name)};
+        ls->host = (proto_str_t){host, (int32_t)strlen(host)};
+        ls->port = (uint16_t)l->port;
+    }
+    node->listeners.n = n;
+    resp->nodes.n = 1;
+    resp->nodes.v = node;
+}
+
+static void api_dq_describe(api_req_t *req, api_dq_resp_t *resp)
+{
+    const meta_log_t *ml = ctl_meta(req->b->ctl);
+    proto_describe_quorum_resp_topic_data_t *t = arena_calloc(req->arena, 1, sizeof(*t));
+    proto_describe_quorum_resp_partition_data_t *p = arena_calloc(req->arena, 1, sizeof(*p));
+    proto_describe_quorum_resp_replica_state_t *v = arena_calloc(req->arena, 1, sizeof(*v));
+
+    proto_describe_quorum_resp_replica_state_init(v);
+    v->replica_id = req->b->cfg.node_id;
+    v->log_end_offset = log_end_offset(ml->log);
+    v->last_fetch_timestamp = req->now_ms;
+    v->last_caught_up_timestamp = req->now_ms;
+    proto_describe_quorum_resp_partition_data_init(p);
+    p->error_message = PROTO_STR("");
+    p->leader_id = req->b->cfg.node_id;
+    p->leader_epoch = ml->epoch;
+    p->high_watermark = log_high_watermark(ml->log);
+    p->current_voters.n = 1;
+    p->current_voters.v = v;
+    proto_describe_quorum_resp_topic_data_init(t);
+    t->topic_name = PROTO_STR(META_LOG_TOPIC);
+    t->partitions.n = 1;
+    t->partitions.v = p;
+    resp->topics.n = 1;
+    resp->topics.v = t;
+    api_dq_nodes(req, resp);
+}
+
+void api_describe_quorum(api_req_t *req)
+{
+    proto_describe_quorum_req_t r;
+    api_dq_resp_t resp;
+
+    proto_describe_quorum_req_init(&r);
+    if (proto_describe_quorum_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
+                                         req->arena) < 0) {
+        api_close(req, "malformed DescribeQuorum request");
+        return;
+    }
+    proto_describe_quorum_resp_init(&resp);
+    resp.error_message = PROTO_STR("");
+    if (api_dq_valid(&r))
+        api_dq_describe(req, &resp);
+    else
+        api_dq_refuse(req, &r, &resp);
+    API_REPLY(req, describe_quorum, &resp);
+}
