@@ -238,6 +238,10 @@ static int log_load(log_t *log, const log_open_args_t *args)
 
     if (!args->clean_shutdown)
         first_unclean = log_seg_floor(log, args->recovery_point > 0 ? args->recovery_point : 0);
+    /* A malformed epoch checkpoint (one cut short by a crash before the
+     * flush that syncs it, or damaged) is rebuilt from every batch. */
+    if (log->epochs.broken)
+        first_unclean = 0;
     for (int i = 0; i < log->nsegs; i++) {
         log_segment_t *seg = log->segs[i];
         int last = i == log->nsegs - 1;
@@ -312,6 +316,7 @@ static int log_load_state(log_t *log, int64_t now_ms)
 
     changed |= log_ecache_truncate_start(&log->epochs, log->log_start_offset);
     log->epochs_recovered = 0;
+    log->epochs.broken = 0;
     if (changed && log_save_epochs(log) < 0)
         return -1;
     if (log_pstate_reload(&log->pstate, log->log_start_offset, leo, now_ms,
@@ -678,7 +683,7 @@ int16_t log_place_batch(log_t *log, size_t len, const log_batch_hdr_t *h, int64_
         }
     }
     if (h->leader_epoch >= 0 &&
-        log_ecache_assign_durable(&log->epochs, h->leader_epoch, h->base_offset) < 0) {
+        log_ecache_assign_save(&log->epochs, h->leader_epoch, h->base_offset) < 0) {
         lg_error("log %s: cannot write leader-epoch-checkpoint: %s", log->dir, strerror(errno));
         return KERR_KAFKA_STORAGE_ERROR;
     }
@@ -889,7 +894,7 @@ int log_epoch_assign(log_t *log, int32_t epoch, int64_t start_offset)
         return -1;
     if (epoch < log_ecache_latest(&log->epochs))
         return 0;
-    return log_ecache_assign_durable(&log->epochs, epoch, start_offset);
+    return log_ecache_assign_save(&log->epochs, epoch, start_offset);
 }
 
 int32_t log_latest_epoch(const log_t *log)

@@ -281,8 +281,8 @@ int log_truncate_to(log_t *log, int64_t offset);
 
 /* ---- durability ---- */
 
-/* fsyncs the segments written since the last flush and their directory,
- * then advances the recovery point to the LEO. Returns 0 or -1/errno; a
+/* fsyncs the segments written since the last flush, the epoch checkpoint
+ * if it was rewritten, and their directory, then advances the recovery point to the LEO. Returns 0 or -1/errno; a
  * failed fsync takes the log offline for good (see "When the disk fails"),
  * so that no later call reports as flushed what may not be on disk. */
 int log_flush(log_t *log, int64_t now_ms);
@@ -333,9 +333,9 @@ int64_t log_last_flush_ms(const log_t *log);
 
 /* Records that `epoch` starts at `start_offset` (a new leader does this
  * with its LEO before taking appends). Ignores an epoch older than the
- * latest one; writes the checkpoint. Returns 0, or -1 with errno (the
- * cache is then as its file says: unchanged unless only the final
- * directory fsync failed; EIO when the log is offline). */
+ * latest one; writes the checkpoint, which the next flush fsyncs.
+ * Returns 0, or -1 with errno (the cache is then unchanged, as its file
+ * is; EIO when the log is offline). */
 int log_epoch_assign(log_t *log, int32_t epoch, int64_t start_offset);
 /* The latest epoch in the cache, or -1. */
 int32_t log_latest_epoch(const log_t *log);

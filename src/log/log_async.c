@@ -57,7 +57,7 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
         return LOG_APPEND_AGAIN;
     err = log->pending ? 0 : log_place_batch(log, len, &h, now_ms);
     if (!err && log->pending && h.leader_epoch >= 0 &&
-        log_ecache_assign_durable(&log->epochs, h.leader_epoch, h.base_offset) < 0)
+        log_ecache_assign_save(&log->epochs, h.leader_epoch, h.base_offset) < 0)
         err = KERR_KAFKA_STORAGE_ERROR;
     log_segment_t *act = log_active(log);
     if (!err && (wr->fd = fcntl(act->fd, F_DUPFD_CLOEXEC, 0)) < 0)

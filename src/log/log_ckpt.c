@@ -64,17 +64,18 @@ static char *ckpt_dirname(const char *path)
     return dir;
 }
 
-/* Writes and fsyncs the temporary file. On failure it is removed (the
- * target was never touched); a tmp file that cannot be removed is left for
- * the next open of the log to clean up (log_scan_dir, log_mgr_open). */
-static int ckpt_write_tmp(const char *tmp, const void *data, size_t len)
+/* Writes (and with sync fsyncs) the temporary file. On failure it is
+ * removed (the target was never touched); a tmp file that cannot be
+ * removed is left for the next open of the log to clean up (log_scan_dir,
+ * log_mgr_open). */
+static int ckpt_write_tmp(const char *tmp, const void *data, size_t len, int sync)
 {
     int fd = fault_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int e;
 
     if (fd < 0)
         return -1;
-    if (ckpt_write_all(fd, data, len) < 0 || fault_fsync(fd) < 0) {
+    if (ckpt_write_all(fd, data, len) < 0 || (sync && fault_fsync(fd) < 0)) {
         e = errno;
         close(fd);
         fault_unlink(tmp);
@@ -97,14 +98,14 @@ static int ckpt_write_tmp(const char *tmp, const void *data, size_t len)
  * the tmp file is dropped and the next call writes a fresh one. When only
  * the final fsync of the directory fails, path already has the new
  * contents, but the rename may not survive a machine crash (-2). */
-int log_ckpt_write_file(const char *path, const void *data, size_t len)
+static int ckpt_replace(const char *path, const void *data, size_t len, int sync)
 {
     size_t n = strlen(path) + 5;
     char *tmp = xmalloc(n), *dir;
     int rc = -1, e;
 
     snprintf(tmp, n, "%s.tmp", path);
-    if (ckpt_write_tmp(tmp, data, len) < 0)
+    if (ckpt_write_tmp(tmp, data, len, sync) < 0)
         goto out;
     if (fault_rename(tmp, path) < 0) {
         e = errno;
@@ -112,12 +113,25 @@ int log_ckpt_write_file(const char *path, const void *data, size_t len)
         errno = e;
         goto out;
     }
-    dir = ckpt_dirname(path);
-    rc = log_ckpt_fsync_dir(dir) < 0 ? -2 : 0;
-    free(dir);
+    rc = 0;
+    if (sync) {
+        dir = ckpt_dirname(path);
+        rc = log_ckpt_fsync_dir(dir) < 0 ? -2 : 0;
+        free(dir);
+    }
 out:
     free(tmp);
     return rc;
+}
+
+int log_ckpt_write_file(const char *path, const void *data, size_t len)
+{
+    return ckpt_replace(path, data, len, 1);
+}
+
+int log_ckpt_write_unsynced(const char *path, const void *data, size_t len)
+{
+    return ckpt_replace(path, data, len, 0);
 }
 
 char *log_ckpt_read_file(const char *path, size_t *len)

@@ -13,6 +13,11 @@
  * touched (it keeps its previous contents, or stays missing); -2 with
  * errno when path has the new contents but the directory fsync failed. */
 int log_ckpt_write_file(const char *path, const void *data, size_t len);
+/* The same without the fsyncs, for a file whose durability a later fsync
+ * of the file and its directory gives (the log's flush): a crash before
+ * it may leave path as it was, or with the new contents cut short.
+ * Returns 0, or -1 with errno when path was not touched. */
+int log_ckpt_write_unsynced(const char *path, const void *data, size_t len);
 
 /* Reads a whole file into memory the caller owns (NUL-terminated). NULL
  * with errno (ENOENT if missing). */

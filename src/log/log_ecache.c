@@ -4,8 +4,14 @@
  *   N\n                      entry count
  *   <epoch> <startOffset>\n  N times, both ascending
  *
- * Rewritten whole (tmp, fsync, rename) whenever the cache changes, which
- * happens once per leader change, not per append. */
+ * Rewritten whole (tmp, rename) whenever the cache changes, which happens
+ * once per leader change, not per append, and without an fsync: that
+ * would stall the event loop once per partition at every leader change
+ * (every start of a node). The log's next flush fsyncs it before its
+ * recovery point passes the batches it covers, so after a crash an entry
+ * can only be missing for batches past the recovery point, which the
+ * recovery reads and puts back; a file cut short (malformed) makes the
+ * open recover the whole log. */
 #include "log/log_ecache.h"
 
 #include <errno.h>
@@ -61,6 +67,7 @@ int log_ecache_init(log_ecache_t *ec, const char *dir)
     if (log_ckpt_parse(text, 2, epoch_parse_line, ec) < 0) {
         lg_warn("%s is malformed; rebuilding the leader epoch cache from the log", ec->path);
         ec->n = 0;
+        ec->broken = 1;
     }
     free(text);
     return 0;
@@ -87,8 +94,10 @@ int log_ecache_flush(log_ecache_t *ec)
                  ec->v[i].start_offset);
         buf_put(&b, line, strlen(line));
     }
-    rc = log_ckpt_write_file(ec->path, b.p, b.len);
+    rc = log_ckpt_write_unsynced(ec->path, b.p, b.len);
     buf_free(&b);
+    if (rc == 0)
+        ec->unsynced = 1;
     return rc;
 }
 
@@ -112,10 +121,10 @@ int log_ecache_assign(log_ecache_t *ec, int32_t epoch, int64_t start_offset)
  * cache is put back as it was, so that a retry (or the next epoch) writes
  * the change again. A copy is only made when the cache would change, i.e.
  * once per leader epoch, not per append. */
-int log_ecache_assign_durable(log_ecache_t *ec, int32_t epoch, int64_t start_offset)
+int log_ecache_assign_save(log_ecache_t *ec, int32_t epoch, int64_t start_offset)
 {
     log_ecache_entry_t *saved;
-    int n = ec->n, e, rc;
+    int n = ec->n, e;
 
     if (epoch < 0 || start_offset < 0)
         return 0;
@@ -125,11 +134,9 @@ int log_ecache_assign_durable(log_ecache_t *ec, int32_t epoch, int64_t start_off
     if (n)
         memcpy(saved, ec->v, sizeof(*saved) * (size_t)n);
     log_ecache_assign(ec, epoch, start_offset);
-    rc = log_ecache_flush(ec);
-    if (rc != -1) {
-        /* -2: the file has the change (only its rename may not last) */
+    if (log_ecache_flush(ec) == 0) {
         free(saved);
-        return rc < 0 ? -1 : 0;
+        return 0;
     }
     e = errno;
     if (n)

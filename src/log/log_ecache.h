@@ -17,15 +17,18 @@ typedef struct log_ecache_s {
     log_ecache_entry_t *v;     /* epochs and start offsets both ascending */
     int n;
     int cap;
+    int unsynced;             /* the file was rewritten since its last fsync */
+    int broken;               /* the file was malformed when loaded */
 } log_ecache_t;
 
 /* Loads <dir>/leader-epoch-checkpoint (missing = empty; malformed = empty
- * with a warning, to be rebuilt from the log). Returns 0, or -1 with errno
+ * with a warning and broken set, to be rebuilt from the log). Returns 0, or -1 with errno
  * if the file exists but cannot be read (free the cache all the same). */
 int log_ecache_init(log_ecache_t *ec, const char *dir);
 void log_ecache_free(log_ecache_t *ec);
-/* Rewrites the checkpoint file. Returns 0, or -1/-2 with errno as
- * log_ckpt_write_file() (-2: the file has the new contents). */
+/* Rewrites the checkpoint file, unsynced (log_ckpt_write_unsynced; the
+ * log's flush fsyncs it and clears unsynced). Returns 0 with unsynced set,
+ * or -1 with errno (the file as it was). */
 int log_ecache_flush(log_ecache_t *ec);
 
 /* Records epoch starting at start_offset, first dropping the entries that
@@ -36,9 +39,8 @@ int log_ecache_assign(log_ecache_t *ec, int32_t epoch, int64_t start_offset);
 /* log_ecache_assign() followed by log_ecache_flush() when the cache
  * changed. Returns 0, or -1 with errno if the checkpoint could not be
  * written. The cache always matches the file: it is left as it was when
- * the file was not replaced, and keeps the change when only the final
- * directory fsync failed. */
-int log_ecache_assign_durable(log_ecache_t *ec, int32_t epoch, int64_t start_offset);
+ * the file was not replaced. */
+int log_ecache_assign_save(log_ecache_t *ec, int32_t epoch, int64_t start_offset);
 int32_t log_ecache_latest(const log_ecache_t *ec);
 /* Removes entries starting at or after end_offset (log truncation). */
 int log_ecache_truncate_end(log_ecache_t *ec, int64_t end_offset);

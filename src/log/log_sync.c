@@ -37,6 +37,20 @@ static int log_sync_index(log_sync_t *s, log_index_t *idx)
     return 0;
 }
 
+/* A rewritten epoch checkpoint (written unsynced, log_ecache.c) is synced
+ * with the batches: the recovery point never passes a batch whose epoch
+ * entry could be lost. Its rename needs the directory's sync. */
+static int log_sync_epochs(log_sync_t *s, log_t *log)
+{
+    int fd = fault_open(log->epochs.path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    log_sync_add(s, fd);
+    log->epochs.unsynced = 0;
+    log->dir_dirty = 1;
+    return 0;
+}
+
 static int log_sync_segment(log_sync_t *s, log_segment_t *seg)
 {
     int fd = fcntl(seg->fd, F_DUPFD_CLOEXEC, 0);
@@ -56,11 +70,14 @@ int log_sync_begin(log_t *log, int rolled_only, log_sync_t *s)
     int upto = rolled_only ? log->nsegs - 1 : log->nsegs;
     s->target = rolled_only ? log_active(log)->base_offset : log_end_offset(log);
     s->unflushed = rolled_only ? 0 : log->unflushed;
-    if (s->target <= log->recovery_point && !log->dir_dirty && !s->unflushed)
+    if (s->target <= log->recovery_point && !log->dir_dirty && !s->unflushed &&
+        !log->epochs.unsynced)
         return 0;
     for (int i = log_seg_floor(log, log->recovery_point); i < upto; i++)
         if (log_sync_segment(s, log->segs[i]) < 0)
             goto err;
+    if (log->epochs.unsynced && log_sync_epochs(s, log) < 0)
+        goto err;
     if (log->dir_dirty) {
         s->dir_fd = fault_open(log->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
         if (s->dir_fd < 0)

@@ -1409,8 +1409,9 @@ static void test_rolled_indexes_synced(void)
     CU_ASSERT_EQUAL(log_roll(w.log, NOW), 0);
     fault_count_calls();
     CU_ASSERT_EQUAL(log_flush_rolled(w.log), 0);
-    /* .log, .index, .timeindex, the directory */
-    CU_ASSERT_EQUAL(fault_calls(FAULT_SYNC), 4);
+    /* .log, .index, .timeindex, the epoch checkpoint epoch 0 began, the
+     * directory */
+    CU_ASSERT_EQUAL(fault_calls(FAULT_SYNC), 5);
     fault_reset();
     fault_count_calls();
     CU_ASSERT_EQUAL(log_flush(w.log, NOW), 0); /* nothing left of that segment */
