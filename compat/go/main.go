@@ -9,7 +9,8 @@
 // byte, offset and timestamp, starts another one in the middle of each
 // partition, then checks ListOffsets earliest, latest, max timestamp and by
 // timestamp. Exit status 0 when everything matches, 1 with
-// the first differences on stderr.
+// the first differences on stderr. With an id and a scenario it runs that
+// one scenario instead (scenarios.go).
 package main
 
 import (
@@ -435,8 +436,16 @@ func checkListOffsets(ctx context.Context, cl *kgo.Client, topic string, nparts 
 }
 
 func main() {
+	if len(os.Args) >= 4 {
+		phase := ""
+		if len(os.Args) > 4 {
+			phase = os.Args[4]
+		}
+		runScenario(os.Args[1], os.Args[2], os.Args[3], phase)
+		return
+	}
 	if len(os.Args) != 2 {
-		die("usage: franz-compat HOST:PORT")
+		die("usage: franz-compat HOST:PORT | franz-compat HOST:PORT ID SCENARIO [PHASE]")
 	}
 	bs := os.Args[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
