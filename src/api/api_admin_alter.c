@@ -9,6 +9,7 @@
  * here (APPEND and SUBTRACT from the resource's current value). The
  * answer waits for every change of the request. BROKER_LOGGER resources
  * change at once (api_admin_logger.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "cluster/cfg_broker.h"
 #include "cluster/cfg_topic.h"
 #include "util/kerr.h"
+#include "util/smap.h"
 
 /* One resource of either request, reduced to key/value changes. */
 typedef struct api_alter_s {
@@ -26,13 +28,80 @@ typedef struct api_alter_s {
     int replace; /* AlterConfigs: kv is the whole new set */
 } api_alter_t;
 
+/* By hash: a request may hold many keys. */
 static int api_alter_dup_keys(const api_alter_t *a)
 {
-    for (int i = 0; i < a->nkv; i++)
-        for (int j = 0; j < i; j++)
-            if (!strcmp(a->kv[i].key, a->kv[j].key))
-                return 1;
-    return 0;
+    smap_t seen;
+    int dup = 0;
+
+    smap_init(&seen);
+    for (int i = 0; i < a->nkv && !dup; i++) {
+        size_t len = strlen(a->kv[i].key);
+        dup = smap_get(&seen, a->kv[i].key, len) != NULL;
+        smap_put(&seen, a->kv[i].key, len, (void *)a);
+    }
+    smap_free(&seen);
+    return dup;
+}
+
+/* The resources named more than once in a request (the same type and
+ * name): Kafka's broker answers every copy with one error and changes
+ * none of them. Returns a flag per resource, in the arena. */
+static uint8_t *api_alter_dup_resources(api_req_t *req, const int8_t *types,
+                                        const proto_str_t *names, int32_t n)
+{
+    uint8_t *dup = arena_calloc(req->arena, (size_t)n + 1, 1);
+    smap_t seen;
+
+    smap_init(&seen);
+    for (int32_t i = 0; i < n; i++) {
+        size_t len = names[i].len > 0 ? (size_t)names[i].len : 0;
+        uint8_t *key = arena_alloc(req->arena, len + 2);
+        key[0] = (uint8_t)types[i];
+        key[1] = names[i].len < 0; /* null apart from "" */
+        if (len)
+            memcpy(key + 2, names[i].p, len);
+        uintptr_t first = (uintptr_t)smap_get(&seen, key, len + 2);
+        if (first)
+            dup[i] = dup[first - 1] = 1;
+        else
+            smap_put(&seen, key, len + 2, (void *)(uintptr_t)(i + 1));
+    }
+    smap_free(&seen);
+    return dup;
+}
+
+/* The checks Kafka's broker makes of every resource before any other, in
+ * its order: named twice in the request, a key named twice, null values
+ * (where an operation needs one: ops[i] DELETE (1) does not; ops NULL for
+ * AlterConfigs, where every value is needed). 0 or an error with err. */
+static int16_t api_alter_pre(const api_alter_t *a, const int8_t *ops, int dup, char *err,
+                             size_t errlen)
+{
+    size_t at;
+
+    if (dup) {
+        snprintf(err, errlen, "Each resource must appear at most once.");
+        return KERR_INVALID_REQUEST;
+    }
+    if (api_alter_dup_keys(a)) {
+        snprintf(err, errlen, "Error due to duplicate config keys");
+        return KERR_INVALID_REQUEST;
+    }
+    at = (size_t)snprintf(err, errlen, "Null value not supported for : ");
+    int nnull = 0;
+    for (int i = 0; i < a->nkv; i++) {
+        if (a->kv[i].value || (ops && ops[i] == 1))
+            continue;
+        if (at < errlen)
+            at += (size_t)snprintf(err + at, errlen - at, "%s%s", nnull ? ", " : "",
+                                   a->kv[i].key);
+        nnull++;
+    }
+    if (nnull)
+        return KERR_INVALID_REQUEST;
+    *err = '\0';
+    return KERR_NONE;
 }
 
 /* A request whose resources wait for their changes. */
@@ -89,16 +158,16 @@ static int16_t api_alter_topic(api_ac_t *ac, const api_alter_t *a, bool validate
     size_t len = a->name.len > 0 ? (size_t)a->name.len : 0;
     int16_t e;
 
+    if (!len) {
+        snprintf(err, errlen, "Default topic resources are not allowed.");
+        return KERR_INVALID_REQUEST;
+    }
     if ((e = ctl_topic_name_check(a->name.p, len, err, errlen)))
         return e;
     topic_t *topic = part_topic_get(req->b->reg, a->name.p, len);
     if (!topic) {
         snprintf(err, errlen, "The topic '%.*s' does not exist.", (int)len, a->name.p);
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
-    }
-    if (api_alter_dup_keys(a)) {
-        snprintf(err, errlen, "Error due to duplicate config keys");
-        return KERR_INVALID_REQUEST;
     }
     ctl_op_t *op = api_alter_submit(ac, a, validate_only, code, msg);
     op->kind = CTL_ALTER_CONFIGS;
@@ -107,25 +176,12 @@ static int16_t api_alter_topic(api_ac_t *ac, const api_alter_t *a, bool validate
     return KERR_NONE;
 }
 
-/* A key of a BROKER change with a null value where it needs one. */
-static const char *api_alter_null_key(const api_alter_t *a, const int8_t *ops)
-{
-    for (int i = 0; i < a->nkv; i++)
-        if (!a->kv[i].value && (!ops || ops[i] != 1))
-            return a->kv[i].key;
-    return NULL;
-}
-
 static int16_t api_alter_broker(api_ac_t *ac, const api_alter_t *a, bool validate_only,
                                 char *err, size_t errlen, int16_t *code, proto_str_t *msg)
 {
     const char *name;
     int16_t e;
 
-    if (api_alter_dup_keys(a)) {
-        snprintf(err, errlen, "Error due to duplicate config keys");
-        return KERR_INVALID_REQUEST;
-    }
     if ((e = api_cfg_node(ac->w.req, a->name, API_NODE_ALTER, &name, err, errlen)))
         return e;
     ctl_op_t *op = api_alter_submit(ac, a, validate_only, code, msg);
@@ -176,20 +232,18 @@ static void api_ac_resource(api_req_t *req, const api_ac_req_t *rr, api_alter_t 
     }
 }
 
-static void api_ac_one(api_ac_t *ac, const api_alter_t *a, bool validate_only, api_ac_res_t *res)
+static void api_ac_one(api_ac_t *ac, const api_alter_t *a, int dup, bool validate_only,
+                       api_ac_res_t *res)
 {
     char err[API_ERRLEN];
-    const char *null_key = a->type != API_RES_TOPIC ? api_alter_null_key(a, NULL) : NULL;
     int16_t e;
 
     proto_alter_configs_resp_alter_configs_resource_response_init(res);
     res->resource_type = a->type;
     res->resource_name = a->name;
     res->error_message = PROTO_STR_NULL;
-    if (null_key) {
-        snprintf(err, sizeof(err), "Null value not supported for : %s", null_key);
-        e = KERR_INVALID_REQUEST;
-    } else
+    e = api_alter_pre(a, NULL, dup, err, sizeof(err));
+    if (!e)
         e = api_alter_one(ac, a, validate_only, err, sizeof(err), &res->error_code,
                           &res->error_message);
     if (e) {
@@ -217,10 +271,17 @@ void api_alter_configs(api_req_t *req)
     resp->responses.n = r.resources.n > 0 ? r.resources.n : 0;
     resp->responses.v =
         arena_calloc(req->arena, (size_t)resp->responses.n + 1, sizeof(*resp->responses.v));
+    int8_t *types = arena_calloc(req->arena, (size_t)resp->responses.n + 1, 1);
+    proto_str_t *names = arena_calloc(req->arena, (size_t)resp->responses.n + 1, sizeof(*names));
+    for (int32_t i = 0; i < resp->responses.n; i++) {
+        types[i] = r.resources.v[i].resource_type;
+        names[i] = r.resources.v[i].resource_name;
+    }
+    uint8_t *dup = api_alter_dup_resources(req, types, names, resp->responses.n);
     for (int32_t i = 0; i < resp->responses.n; i++) {
         api_alter_t a;
         api_ac_resource(req, &r.resources.v[i], &a);
-        api_ac_one(ac, &a, r.validate_only, &resp->responses.v[i]);
+        api_ac_one(ac, &a, dup[i], r.validate_only, &resp->responses.v[i]);
     }
     api_admin_wait_end(&ac->w);
 }
@@ -315,10 +376,6 @@ static int16_t api_iac_topic_ops(api_req_t *req, const api_iac_req_t *rr, api_al
             snprintf(err, errlen, "Unknown topic config name: %s", key);
             return KERR_INVALID_CONFIG;
         }
-        if (topic && op == 0 && !val) {
-            snprintf(err, errlen, "Null value not supported for topic configs: %s", key);
-            return KERR_INVALID_CONFIG;
-        }
         if (topic && op >= 2 && k->type != CFG_T_LIST) {
             snprintf(err, errlen, op == 2 ? "Can't APPEND to key %s because its type is not LIST."
                                           : "Can't SUBTRACT from key %s because its type is not "
@@ -375,34 +432,34 @@ static int16_t api_iac_broker_ops(api_req_t *req, const api_iac_req_t *rr, api_a
     return 0;
 }
 
-/* A broker resource: Kafka's broker checks null values, duplicate keys
- * and the name before the operations. 0 or an error. */
+/* A broker resource: the name, then the operations. 0 or an error. */
 static int16_t api_iac_broker(api_req_t *req, const api_iac_req_t *rr, api_alter_t *a,
                               char *err, size_t errlen)
 {
-    int8_t *ops = arena_calloc(req->arena, (size_t)(rr->configs.n > 0 ? rr->configs.n : 0) + 1,
-                               1);
-    const char *null_key, *name;
+    const char *name;
     int16_t e;
 
+    if ((e = api_cfg_node(req, rr->resource_name, API_NODE_ALTER, &name, err, errlen)))
+        return e;
+    return api_iac_broker_ops(req, rr, a, err, errlen);
+}
+
+/* The resource's keys, values and operations as given, for
+ * api_alter_pre. */
+static int16_t api_iac_pre(api_req_t *req, const api_iac_req_t *rr, api_alter_t *a, int dup,
+                           char *err, size_t errlen)
+{
+    int8_t *ops = arena_calloc(req->arena, (size_t)(rr->configs.n > 0 ? rr->configs.n : 0) + 1,
+                               1);
     for (int32_t j = 0; j < rr->configs.n; j++) {
         const char *key = api_cstr(req, rr->configs.v[j].name);
         a->kv[a->nkv].key = key ? key : "";
         a->kv[a->nkv++].value = api_cstr(req, rr->configs.v[j].value);
         ops[j] = rr->configs.v[j].config_operation;
     }
-    if ((null_key = api_alter_null_key(a, ops))) {
-        snprintf(err, errlen, "Null value not supported for : %s", null_key);
-        return KERR_INVALID_REQUEST;
-    }
-    if (api_alter_dup_keys(a)) {
-        snprintf(err, errlen, "Error due to duplicate config keys");
-        return KERR_INVALID_REQUEST;
-    }
+    int16_t e = api_alter_pre(a, ops, dup, err, errlen);
     a->nkv = 0;
-    if ((e = api_cfg_node(req, rr->resource_name, API_NODE_ALTER, &name, err, errlen)))
-        return e;
-    return api_iac_broker_ops(req, rr, a, err, errlen);
+    return e;
 }
 
 /* Checks one resource and turns its operations into key/values (a
@@ -428,7 +485,7 @@ static void api_iac_reply(api_req_t *req, void *resp)
 
 typedef proto_incremental_alter_configs_resp_alter_configs_resource_response_t api_iac_res_t;
 
-static void api_iac_one(api_ac_t *ac, const api_iac_req_t *rr, bool validate_only,
+static void api_iac_one(api_ac_t *ac, const api_iac_req_t *rr, int dup, bool validate_only,
                         api_iac_res_t *res)
 {
     api_req_t *req = ac->w.req;
@@ -443,7 +500,10 @@ static void api_iac_one(api_ac_t *ac, const api_iac_req_t *rr, bool validate_onl
     res->resource_name = rr->resource_name;
     res->error_message = PROTO_STR_NULL;
     *err = '\0';
-    int16_t e = api_iac_prepare(req, rr, validate_only, &a, &done, err, sizeof(err));
+    done = false;
+    int16_t e = api_iac_pre(req, rr, &a, dup, err, sizeof(err));
+    if (!e)
+        e = api_iac_prepare(req, rr, validate_only, &a, &done, err, sizeof(err));
     if (!e && !done)
         e = api_alter_one(ac, &a, validate_only, err, sizeof(err), &res->error_code,
                           &res->error_message);
@@ -472,7 +532,14 @@ void api_incremental_alter_configs(api_req_t *req)
     resp->responses.n = r.resources.n > 0 ? r.resources.n : 0;
     resp->responses.v =
         arena_calloc(req->arena, (size_t)resp->responses.n + 1, sizeof(*resp->responses.v));
+    int8_t *types = arena_calloc(req->arena, (size_t)resp->responses.n + 1, 1);
+    proto_str_t *names = arena_calloc(req->arena, (size_t)resp->responses.n + 1, sizeof(*names));
+    for (int32_t i = 0; i < resp->responses.n; i++) {
+        types[i] = r.resources.v[i].resource_type;
+        names[i] = r.resources.v[i].resource_name;
+    }
+    uint8_t *dup = api_alter_dup_resources(req, types, names, resp->responses.n);
     for (int32_t i = 0; i < resp->responses.n; i++)
-        api_iac_one(ac, &r.resources.v[i], r.validate_only, &resp->responses.v[i]);
+        api_iac_one(ac, &r.resources.v[i], dup[i], r.validate_only, &resp->responses.v[i]);
     api_admin_wait_end(&ac->w);
 }

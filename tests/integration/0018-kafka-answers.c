@@ -15,7 +15,11 @@
  *   InitProducerId v3 with an id and no epoch   INVALID_REQUEST
  *   DescribeCluster for controllers / an unknown endpoint type
  *                                       MISMATCHED / UNSUPPORTED_ENDPOINT_TYPE
- *   Metadata auto-creating a topic      UNKNOWN_TOPIC_OR_PARTITION, then the topic */
+ *   Metadata auto-creating a topic      UNKNOWN_TOPIC_OR_PARTITION, then the topic
+ *   (Incremental)AlterConfigs: a resource named twice, a key named twice,
+ *   null values (all of them named), the default topic ""
+ *                                       INVALID_REQUEST with Kafka's messages,
+ *                                       nothing changed */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -277,6 +281,87 @@ static void auto_create(void)
     free(topic);
 }
 
+typedef proto_incremental_alter_configs_req_alter_configs_resource_t iac_res_t;
+typedef proto_incremental_alter_configs_req_alterable_config_t iac_cfg_t;
+
+/* An IncrementalAlterConfigs v1 of the resources (type, name, configs). */
+static void iac(iac_res_t *res, int n, proto_incremental_alter_configs_resp_t *resp)
+{
+    proto_incremental_alter_configs_req_t r;
+    proto_incremental_alter_configs_req_init(&r);
+    r.resources.n = n;
+    r.resources.v = res;
+    TL_WIRE_CALL(wfd, &arena, incremental_alter_configs, 44, 1, &r, resp);
+    TL_ASSERT_EQ(resp->responses.n, n);
+}
+
+static iac_res_t iac_topic(const char *name, iac_cfg_t *cfg, int n)
+{
+    iac_res_t r;
+    proto_incremental_alter_configs_req_alter_configs_resource_init(&r);
+    r.resource_type = 2;
+    r.resource_name = S(name);
+    r.configs.n = n;
+    r.configs.v = cfg;
+    return r;
+}
+
+static void expect_refused(const proto_incremental_alter_configs_resp_t *resp, int i,
+                           const char *msg)
+{
+    const proto_str_t *m = &resp->responses.v[i].error_message;
+    TL_ASSERT_EQ(resp->responses.v[i].error_code, KERR_INVALID_REQUEST);
+    TL_ASSERT(m->len == (int32_t)strlen(msg) && !memcmp(m->p, msg, strlen(msg)),
+              "entry %d: message '%.*s', expected '%s'", i, (int)m->len, m->p, msg);
+}
+
+/* The checks Kafka's broker makes of every resource first: named twice
+ * (every copy refused, the other resources done), a key twice, null
+ * values; then the default topic. retention.ms stays as it was. */
+static void alter_refusals(const char *topic)
+{
+    proto_incremental_alter_configs_resp_t resp;
+    iac_cfg_t set = {S("retention.ms"), 0, S("1000")};
+    iac_cfg_t null2[2] = {{S("retention.ms"), 0, PROTO_STR_NULL},
+                          {S("cleanup.policy"), 2, PROTO_STR_NULL}};
+    iac_cfg_t twice[2] = {{S("retention.ms"), 0, S("1")}, {S("retention.ms"), 1, PROTO_STR_NULL}};
+    iac_cfg_t del = {S("retention.ms"), 1, PROTO_STR_NULL};
+    iac_res_t dup[3] = {iac_topic(topic, &set, 1), iac_topic(topic, &set, 1),
+                        iac_topic("diff-no-such-topic", &set, 1)};
+
+    iac(dup, 3, &resp);
+    expect_refused(&resp, 0, "Each resource must appear at most once.");
+    expect_refused(&resp, 1, "Each resource must appear at most once.");
+    TL_ASSERT_EQ(resp.responses.v[2].error_code, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    iac_res_t one = iac_topic(topic, twice, 2);
+    iac(&one, 1, &resp);
+    expect_refused(&resp, 0, "Error due to duplicate config keys");
+    one = iac_topic(topic, null2, 2);
+    iac(&one, 1, &resp);
+    expect_refused(&resp, 0, "Null value not supported for : retention.ms, cleanup.policy");
+    one = iac_topic("", &set, 1);
+    iac(&one, 1, &resp);
+    expect_refused(&resp, 0, "Default topic resources are not allowed.");
+    one = iac_topic(topic, &del, 1); /* DELETE needs no value */
+    iac(&one, 1, &resp);
+    TL_ASSERT_EQ(resp.responses.v[0].error_code, KERR_NONE);
+
+    proto_alter_configs_req_t ac;
+    proto_alter_configs_resp_t acr;
+    proto_alter_configs_req_alterable_config_t acfg = {S("retention.ms"), PROTO_STR_NULL};
+    proto_alter_configs_req_alter_configs_resource_t ares;
+    proto_alter_configs_req_init(&ac);
+    proto_alter_configs_req_alter_configs_resource_init(&ares);
+    ares.resource_type = 2;
+    ares.resource_name = S(topic);
+    ares.configs.n = 1;
+    ares.configs.v = &acfg;
+    ac.resources.n = 1;
+    ac.resources.v = &ares;
+    TL_WIRE_CALL(wfd, &arena, alter_configs, 33, 2, &ac, &acr);
+    TL_ASSERT_EQ(acr.responses.v[0].error_code, KERR_INVALID_REQUEST);
+}
+
 int main(void)
 {
     tl_init("0018-kafka-answers");
@@ -295,6 +380,7 @@ int main(void)
     producer_id_half_pair();
     endpoint_types();
     auto_create();
+    alter_refusals(topic);
     close(wfd);
     rd_kafka_destroy(rk);
     arena_destroy(&arena);
