@@ -1,6 +1,6 @@
-/* Helpers of the log module's unit tests (test_log, test_log_fault,
- * test_log_mgr): record batches encoded by hand, so that those tests do
- * not depend on the batch encoder, and scratch files. */
+/* Helpers of the log module's unit tests (tests/unit/test_log*.c): record
+ * batches encoded by hand, so that those tests do not depend on the batch
+ * encoder, and scratch files. */
 #ifndef STRAND_TESTS_UNIT_LOG_H
 #define STRAND_TESTS_UNIT_LOG_H
 

@@ -2,6 +2,7 @@
 #include "tests/unit/unit_proto.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void unit_fill_init(unit_fill_t *fl, uint32_t seed, arena_t *arena)
@@ -176,4 +177,54 @@ int unit_bytes_eq(const uint8_t *got, size_t gotlen, const uint8_t *exp, size_t 
         fprintf(stderr, " %02x", got[i]);
     fprintf(stderr, "\n");
     return 0;
+}
+
+int unit_str_is(proto_str_t s, const char *c)
+{
+    return s.len == (int32_t)strlen(c) && !memcmp(s.p, c, (size_t)s.len);
+}
+
+/* Encodes a filled message, decodes it from an exactly sized heap copy,
+ * compares, re-encodes and compares the bytes; then every truncation of
+ * the encoding must fail (ASan catches any read past the copy's end). */
+int unit_round_trip(const proto_msg_t *msg, int16_t v, int seed, arena_t *arena)
+{
+    int ok = 1;
+    void *m = arena_calloc(arena, 1, msg->st->size);
+    void *d = arena_calloc(arena, 1, msg->st->size);
+    buf_t b1, b2;
+    size_t used = 0;
+    unit_fill_t fl;
+    unit_fill_init(&fl, 2654435761u * (uint32_t)(seed + 1), arena);
+    unit_fill_struct(&fl, msg->st, m, v);
+    buf_init(&b1);
+    buf_init(&b2);
+    proto_msg_encode(msg, m, v, &b1);
+    uint8_t *copy = malloc(b1.len ? b1.len : 1);
+    if (b1.len)
+        memcpy(copy, b1.p, b1.len);
+    if (proto_msg_decode(msg, d, v, copy, b1.len, arena, &used) || used != b1.len) {
+        fprintf(stderr, "\n  decode failed");
+        ok = 0;
+    } else if (!unit_same_struct(msg->st, m, d, v)) {
+        ok = 0;
+    } else {
+        proto_msg_encode(msg, d, v, &b2);
+        ok = b1.len == b2.len && (!b1.len || !memcmp(b1.p, b2.p, b1.len));
+    }
+    for (size_t n = 0; ok && n < b1.len; n++) {
+        uint8_t *cut = malloc(n ? n : 1);
+        memcpy(cut, b1.p, n);
+        if (proto_msg_decode(msg, d, v, cut, n, arena, NULL) != -1) {
+            fprintf(stderr, "\n  truncation to %zu of %zu bytes accepted", n, b1.len);
+            ok = 0;
+        }
+        free(cut);
+    }
+    if (!ok)
+        fprintf(stderr, "\n  %s v%d seed %d: round trip failed\n", msg->name, v, seed);
+    free(copy);
+    buf_free(&b1);
+    buf_free(&b2);
+    return ok;
 }
