@@ -60,7 +60,7 @@ static void api_dp_partition(api_req_t *req, topic_t *topic, int32_t index, int1
     if ((pr->error_code = part_find(topic, index, &part)))
         return;
     api_dp_list_t l = {req, NULL, 0, 0};
-    log_producers(part->log, api_dp_add, &l);
+    part_producers(part, api_dp_add, &l);
     pr->active_producers.n = l.n;
     pr->active_producers.v = l.v;
 }

@@ -107,14 +107,14 @@ static void api_dq_describe(api_req_t *req, api_dq_resp_t *resp)
 
     proto_describe_quorum_resp_replica_state_init(v);
     v->replica_id = req->b->cfg.node_id;
-    v->log_end_offset = log_end_offset(ml->log);
+    v->log_end_offset = meta_log_end_offset(ml);
     v->last_fetch_timestamp = req->now_ms;
     v->last_caught_up_timestamp = req->now_ms;
     proto_describe_quorum_resp_partition_data_init(p);
     p->error_message = PROTO_STR("");
     p->leader_id = req->b->cfg.node_id;
     p->leader_epoch = ml->epoch;
-    p->high_watermark = log_high_watermark(ml->log);
+    p->high_watermark = meta_log_high_watermark(ml);
     p->current_voters.n = 1;
     p->current_voters.v = v;
     proto_describe_quorum_resp_topic_data_init(t);

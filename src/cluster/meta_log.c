@@ -392,3 +392,13 @@ void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_
     ml->out = mc;
     net_pool_run(ml->pool, &mc->job);
 }
+
+int64_t meta_log_end_offset(const meta_log_t *ml)
+{
+    return log_end_offset(ml->log);
+}
+
+int64_t meta_log_high_watermark(const meta_log_t *ml)
+{
+    return log_high_watermark(ml->log);
+}

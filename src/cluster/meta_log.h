@@ -52,6 +52,10 @@ typedef struct meta_log_s {
     struct meta_commit_s *out; /* the commit being synced */
 } meta_log_t;
 
+/* The metadata log's end offset and high watermark (DescribeQuorum). */
+int64_t meta_log_end_offset(const meta_log_t *ml);
+int64_t meta_log_high_watermark(const meta_log_t *ml);
+
 /* Opens (creating if missing) the metadata log and replays it into a new
  * image. Records that do not fit the image are logged and skipped.
  * *fresh is set to 1 when the log held no record (a new node, or data

@@ -226,3 +226,8 @@ int64_t part_log_end(const part_t *part)
 {
     return log_end_offset(part->log);
 }
+
+int part_producers(const part_t *part, log_producer_fn *fn, void *arg)
+{
+    return log_producers(part->log, fn, arg);
+}

@@ -95,6 +95,9 @@ int16_t part_read_local(part_t *part, int64_t offset, int32_t max_bytes, int64_t
                         int *fd, int64_t *file_pos, int32_t *len);
 /* The log end offset. */
 int64_t part_log_end(const part_t *part);
+/* Calls fn for every producer the partition's log keeps state for
+ * (DescribeProducers; log_producers). Returns how many. */
+int part_producers(const part_t *part, log_producer_fn *fn, void *arg);
 /* The log's size in bytes and its start offset. */
 int64_t part_size_bytes(const part_t *part);
 int64_t part_log_start(const part_t *part);
