@@ -11,46 +11,13 @@
 # Every command's output is checked. Exit 0 pass, 1 fail, 77 skip (no
 # Java/Maven to be had).
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/lib/deps.sh
-. "$ROOT/scripts/lib/deps.sh"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || { echo "SKIP: STRAND_BOOTSTRAP is not set"; exit 77; }
-if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-    deps_install maven default-jdk-headless >&2 ||
-        { echo "SKIP: Java and Maven are not installed and cannot be"; exit 77; }
-fi
-CP=$("$ROOT/scripts/kafka-ref.sh" classpath) || fail "cannot fetch Kafka's jars"
-WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/admin-java.XXXXXX") || fail "mktemp"
-trap 'rm -rf "$WORK"' EXIT
+# tool, expect, absent; BS, WORK (compat/lib/java-tool.sh).
+# shellcheck source=lib/java-tool.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
+java_tool_init admin-java
 TOPIC=compat-admin-$$-$RANDOM
-
-# The tools as the shell scripts start them, with their log4j quiet.
-run() # run NAME CLASS ARGS...: output in $WORK/NAME.out, status in RC
-{
-    local name=$1 class=$2
-    shift 2
-    java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp "$CP" \
-        "org.apache.kafka.tools.$class" --bootstrap-server "$BS" "$@" \
-        > "$WORK/$name.out" 2>&1
-    RC=$?
-}
-topics() { local n=$1; shift; run "$n" TopicCommand "$@"; }
-configs() { local n=$1; shift; run "$n" ConfigCommand "$@"; }
-# expect NAME RC PATTERN...: the status and every pattern (a grep -E regex)
-expect()
-{
-    local name=$1 rc=$2
-    shift 2
-    [ "$RC" = "$rc" ] || { cat "$WORK/$name.out" >&2; fail "$name: exit $RC, expected $rc"; }
-    for pat in "$@"; do
-        grep -Eq -- "$pat" "$WORK/$name.out" ||
-            { cat "$WORK/$name.out" >&2; fail "$name: no line matches '$pat'"; }
-    done
-}
-absent() { ! grep -Eq -- "$2" "$WORK/$1.out" || { cat "$WORK/$1.out" >&2; fail "$1: '$2' found"; }; }
+topics() { local n=$1; shift; tool "$n" TopicCommand "$@"; }
+configs() { local n=$1; shift; tool "$n" ConfigCommand "$@"; }
 
 TAB=$'\t'
 topics create --create --topic "$TOPIC" --partitions 3 --replication-factor 1 \

@@ -23,41 +23,13 @@
 #     refused shows Kafka answering the same to an id it refuses).
 # Exit 0 pass, 1 fail, 77 skip (no Java to be had).
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# java_cp (Kafka's jars and the compat/java classes, compiled with javac
-# into .cache/java-compat), fail, skip.
-# shellcheck source=lib/client.sh
-. "$ROOT/compat/lib/client.sh"
-
-BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || skip "STRAND_BOOTSTRAP is not set"
-WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/client-bugs.XXXXXX") || fail "mktemp"
-trap 'rm -rf "$WORK"' EXIT
+# tool, java_run, expect; BS, WORK (compat/lib/java-tool.sh).
+# shellcheck source=lib/java-tool.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
+java_tool_init client-bugs
 ID=$$-$RANDOM
 TC=compat-bugs-compact-$ID TD=compat-bugs-plain-$ID
-CP=$(java_cp) || exit $?
-run() # run NAME CLASS ARGS...: output in $WORK/NAME.out, status in RC
-{
-    local name=$1 class=$2
-    shift 2
-    java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF \
-        -Dorg.slf4j.simpleLogger.defaultLogLevel=off -cp "$CP" "$class" "$@" \
-        > "$WORK/$name.out" 2>&1
-    RC=$?
-}
-tool() { local n=$1 c=$2; shift 2; run "$n" "org.apache.kafka.tools.$c" --bootstrap-server "$BS" "$@"; }
-bugs() { local n=$1; shift; run "$n" strand.compat.ClientBugs "$@"; }
-# expect NAME RC PATTERN...: the status and every pattern (a grep -E regex)
-expect()
-{
-    local name=$1 rc=$2
-    shift 2
-    [ "$RC" = "$rc" ] || { cat "$WORK/$name.out" >&2; fail "$name: exit $RC, expected $rc"; }
-    for pat in "$@"; do
-        grep -Eq -- "$pat" "$WORK/$name.out" ||
-            { cat "$WORK/$name.out" >&2; fail "$name: no line matches '$pat'"; }
-    done
-}
+bugs() { local n=$1; shift; java_run "$n" strand.compat.ClientBugs "$@"; }
 
 tool create-c TopicCommand --create --topic "$TC" --partitions 1 --replication-factor 1 \
     --config cleanup.policy=compact
@@ -85,8 +57,7 @@ expect acls 1 "^Error while executing ACL command: org.apache.kafka.common.error
 echo "kafka-acls --list: $(head -n 1 "$WORK/acls.out")"
 
 printf 'a\nb\nc\n' > "$WORK/lines"
-run console org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$BS" --topic "$TD" \
-    < "$WORK/lines"
+STDIN=$WORK/lines tool console ConsoleProducer --topic "$TD"
 expect console 0
 tool producers TransactionsCommand describe-producers --topic "$TD" --partition 0
 TAB=$'\t'

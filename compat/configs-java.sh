@@ -14,42 +14,11 @@
 # describe is retried until it shows). Exit 0 pass, 1 fail, 77 skip (no
 # Java/Maven to be had).
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/lib/deps.sh
-. "$ROOT/scripts/lib/deps.sh"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || { echo "SKIP: STRAND_BOOTSTRAP is not set"; exit 77; }
-if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-    deps_install maven default-jdk-headless >&2 ||
-        { echo "SKIP: Java and Maven are not installed and cannot be"; exit 77; }
-fi
-CP=$("$ROOT/scripts/kafka-ref.sh" classpath) || fail "cannot fetch Kafka's jars"
-WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/configs-java.XXXXXX") || fail "mktemp"
+# tool, expect; BS, WORK (compat/lib/java-tool.sh).
+# shellcheck source=lib/java-tool.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
 KEY=log.cleaner.backoff.ms
-
-# kafka-configs.sh as its shell script starts it, with its log4j quiet.
-configs() # configs NAME ARGS...: output in $WORK/NAME.out, status in RC
-{
-    local name=$1
-    shift
-    java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp "$CP" \
-        org.apache.kafka.tools.ConfigCommand --bootstrap-server "$BS" "$@" \
-        > "$WORK/$name.out" 2>&1
-    RC=$?
-}
-# expect NAME RC PATTERN...: the status and every pattern (a grep -E regex)
-expect()
-{
-    local name=$1 rc=$2
-    shift 2
-    [ "$RC" = "$rc" ] || { cat "$WORK/$name.out" >&2; fail "$name: exit $RC, expected $rc"; }
-    for pat in "$@"; do
-        grep -Eq -- "$pat" "$WORK/$name.out" ||
-            { cat "$WORK/$name.out" >&2; fail "$name: no line matches '$pat'"; }
-    done
-}
+configs() { local n=$1; shift; tool "$n" ConfigCommand "$@"; }
 # until_shows NAME PATTERN ARGS...: describes until a line matches (5 tries)
 until_shows()
 {
@@ -60,22 +29,22 @@ until_shows()
         [ "$RC" = 0 ] && grep -Eq -- "$pat" "$WORK/$name.out" && return 0
         sleep 1
     done
-    cat "$WORK/$name.out" >&2
+    show "$name"
     fail "$name: no line matches '$pat'"
 }
-cleanup()
+# at_exit: the keys set back, if the test stopped before it did.
+at_exit()
 {
     [ -n "${DONE:-}" ] || {
         configs undo1 --entity-type brokers --entity-name "$NODE" --alter --delete-config "$KEY"
         configs undo2 --entity-type brokers --entity-default --alter --delete-config "$KEY"
     }
-    rm -rf "$WORK"
 }
 
 # Each command is a JVM start (seconds on a loaded machine): few of them,
 # the rest is tested by raw requests (integration/0209-broker-configs).
 NODE=1 # run-tests.sh, testlib and kafka-ref.sh all start node 1
-trap cleanup EXIT
+java_tool_init configs-java
 
 configs dset --entity-type brokers --entity-default --alter --add-config "$KEY=20000"
 expect dset 0 "^Completed updating default config for brokers in the cluster\.\$"

@@ -19,56 +19,19 @@
 # other features 0). Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be
 # had).
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/lib/deps.sh
-. "$ROOT/scripts/lib/deps.sh"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || { echo "SKIP: STRAND_BOOTSTRAP is not set"; exit 77; }
-if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-    deps_install maven default-jdk-headless >&2 ||
-        { echo "SKIP: Java and Maven are not installed and cannot be"; exit 77; }
-fi
-CP=$("$ROOT/scripts/kafka-ref.sh" classpath) || fail "cannot fetch Kafka's jars"
-WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/features-java.XXXXXX") || fail "mktemp"
+# tool, java_run, expect; BS, WORK (compat/lib/java-tool.sh).
+# shellcheck source=lib/java-tool.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
 RESTORE=
-trap '[ -n "$RESTORE" ] && eval "$RESTORE"; rm -rf "$WORK"' EXIT
-JVM=(java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF)
-javac -nowarn -d "$WORK/classes" -cp "$CP" "$ROOT/compat/java/src/main/java/strand/compat/Features.java" \
-    > "$WORK/javac.out" 2>&1 || { cat "$WORK/javac.out" >&2; fail "javac Features.java"; }
+# at_exit: the feature level changed below set back, if the test stopped
+# before it did.
+at_exit() { [ -z "$RESTORE" ] || eval "$RESTORE"; }
+java_tool_init features-java
 
-# run NAME CLASS ARGS...: a tool as its shell script starts it; output in
-# $WORK/NAME.out, status in RC.
-run()
-{
-    local name=$1 class=$2
-    shift 2
-    "${JVM[@]}" -cp "$CP" "org.apache.kafka.tools.$class" --bootstrap-server "$BS" "$@" \
-        > "$WORK/$name.out" 2>&1
-    RC=$?
-}
-features() { local n=$1; shift; run "$n" FeatureCommand "$@"; }
-quorum() { local n=$1; shift; run "$n" MetadataQuorumCommand "$@"; }
-admin() # admin NAME ARGS...: the Admin client driver
-{
-    local name=$1
-    shift
-    "${JVM[@]}" -cp "$WORK/classes:$CP" strand.compat.Features "$1" "$BS" "${@:2}" \
-        > "$WORK/$name.out" 2>&1
-    RC=$?
-}
-# expect NAME RC PATTERN...: the status and every pattern (a grep -E regex)
-expect()
-{
-    local name=$1 rc=$2
-    shift 2
-    [ "$RC" = "$rc" ] || { cat "$WORK/$name.out" >&2; fail "$name: exit $RC, expected $rc"; }
-    for pat in "$@"; do
-        grep -Eq -- "$pat" "$WORK/$name.out" ||
-            { cat "$WORK/$name.out" >&2; fail "$name: no line matches '$pat'"; }
-    done
-}
+features() { local n=$1; shift; tool "$n" FeatureCommand "$@"; }
+quorum() { local n=$1; shift; tool "$n" MetadataQuorumCommand "$@"; }
+# admin NAME CALL ARGS...: the Admin client driver (compat/java/.../Features.java)
+admin() { local n=$1 call=$2; shift 2; java_run "$n" strand.compat.Features "$call" "$BS" "$@"; }
 # field NAME WORD N: field N of the first line of NAME.out starting with WORD
 field() { awk -v w="$2" -v n="$3" '$1 == w { print $n; exit }' "$WORK/$1.out"; }
 # level NAME FEATURE: its finalized level in the driver's output, 0 if absent
@@ -83,7 +46,7 @@ wait_level()
         [ "$RC" = 0 ] && [ "$(level poll "$1")" = "$2" ] && return 0
         sleep 0.5
     done
-    cat "$WORK/poll.out" >&2
+    show poll
     fail "$1 not at level $2"
 }
 
@@ -112,7 +75,7 @@ if [ -z "${KAFKA_REF:-}" ]; then
     for f in $FEATURES; do
         [ "$f" = metadata.version ] || expect adesc 0 "^supported $f 0 0$"
     done
-    [ "$(grep -c '^finalized ' "$WORK/adesc.out")" = 1 ] || { cat "$WORK/adesc.out" >&2; fail "finalized"; }
+    [ "$(grep -c '^finalized ' "$WORK/adesc.out")" = 1 ] || { show adesc; fail "finalized"; }
 fi
 echo "kafka-features describe, describeFeatures(): ok"
 
@@ -126,7 +89,7 @@ admin updates update foo.bar:1:upgrade "metadata.version:$((MV_MAX + 1)):upgrade
 expect updates 0 "^error InvalidUpdateVersionException: ${PREFIX}Invalid update version 1 for feature foo\.bar\. Local controller 1 does not support this feature\.$" \
     "^error InvalidUpdateVersionException: ${PREFIX}Invalid update version $((MV_MAX + 1)) for feature metadata\.version\. Local controller 1 only supports versions $MV_MIN-$MV_MAX$" \
     "^error InvalidUpdateVersionException: ${PREFIX}Invalid update version $((MV - 1)) for feature metadata\.version\. Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade\.$"
-[ "$(sed -n 4p "$WORK/updates.out")" = ok ] || { cat "$WORK/updates.out" >&2; fail "validate-only update"; }
+[ "$(sed -n 4p "$WORK/updates.out")" = ok ] || { show updates; fail "validate-only update"; }
 features dry upgrade --feature metadata.version="$MV" --dry-run
 expect dry 0 "^metadata\.version can be upgraded to $MV\.$"
 echo "kafka-features upgrade (refused, dry run), updateFeatures() refused: ok"
@@ -158,8 +121,8 @@ echo "kafka-features upgrade / downgrade, seen by describeFeatures(): ok"
 EPOCH=$(field adesc quorum 3)
 HW=$(field adesc quorum 4)
 expect adesc 0 "^quorum 1 [1-9][0-9]* [0-9]+$" "^voter 1 [0-9]+$" "^observers 0$"
-[ "$(field adesc voter 3)" -ge "$HW" ] || { cat "$WORK/adesc.out" >&2; fail "voter behind the high watermark"; }
-[ "$(grep -c '^voter ' "$WORK/adesc.out")" = 1 ] || { cat "$WORK/adesc.out" >&2; fail "voters"; }
+[ "$(field adesc voter 3)" -ge "$HW" ] || { show adesc; fail "voter behind the high watermark"; }
+[ "$(grep -c '^voter ' "$WORK/adesc.out")" = 1 ] || { show adesc; fail "voters"; }
 quorum status describe --status
 # A voter's endpoints are its controller listeners (the shared broker of
 # make check configures none on Strand: {"id": 1}).
@@ -169,5 +132,5 @@ expect status 0 "^ClusterId:${W}$(field adesc cluster 2)$" "^LeaderId:${W}1$" "^
 quorum repl describe --replication
 expect repl 0 "^NodeId${W}DirectoryId${W}LogEndOffset${W}Lag${W}LastFetchTimestamp${W}LastCaughtUpTimestamp${W}Status" \
     "^1${W}AAAAAAAAAAAAAAAAAAAAAA${W}[0-9]+${W}0${W}[0-9]{13}${W}[0-9]{13}${W}Leader"
-[ "$(grep -c Leader "$WORK/repl.out")" = 1 ] || { cat "$WORK/repl.out" >&2; fail "replicas"; }
+[ "$(grep -c Leader "$WORK/repl.out")" = 1 ] || { show repl; fail "replicas"; }
 echo "kafka-metadata-quorum describe --status / --replication, describeMetadataQuorum(): ok"

@@ -11,67 +11,37 @@
 # Every command's output is checked. Exit 0 pass, 1 fail, 77 skip (no
 # Java/Maven to be had).
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/lib/deps.sh
-. "$ROOT/scripts/lib/deps.sh"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || { echo "SKIP: STRAND_BOOTSTRAP is not set"; exit 77; }
-if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-    deps_install maven default-jdk-headless >&2 ||
-        { echo "SKIP: Java and Maven are not installed and cannot be"; exit 77; }
-fi
-CP=$("$ROOT/scripts/kafka-ref.sh" classpath) || fail "cannot fetch Kafka's jars"
-WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/groups-java.XXXXXX") || fail "mktemp"
+# tool, expect, absent; BS, CP, JVM, WORK (compat/lib/java-tool.sh).
+# shellcheck source=lib/java-tool.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
 BG=
-cleanup() { [ -n "$BG" ] && kill "$BG" 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
-trap cleanup EXIT
+# at_exit: the consumer that stays in its group stopped.
+at_exit() { [ -z "$BG" ] || kill "$BG" 2>/dev/null; wait 2>/dev/null; }
+java_tool_init groups-java
 TOPIC=compat-groups-$$-$RANDOM
 G=compat-group-$$-$RANDOM
 ACTIVE=$G-active
 
-JAVA=(java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp "$CP")
-run() # run NAME CLASS ARGS...: output in $WORK/NAME.out, status in RC
-{
-    local name=$1 class=$2
-    shift 2
-    "${JAVA[@]}" "org.apache.kafka.tools.$class" --bootstrap-server "$BS" "$@" \
-        > "$WORK/$name.out" 2>&1
-    RC=$?
-}
-groups() { local n=$1; shift; run "$n" consumer.group.ConsumerGroupCommand "$@"; }
-# expect NAME RC PATTERN...: the status and every pattern (a grep -E regex)
-expect()
-{
-    local name=$1 rc=$2
-    shift 2
-    [ "$RC" = "$rc" ] || { cat "$WORK/$name.out" >&2; fail "$name: exit $RC, expected $rc"; }
-    for pat in "$@"; do
-        grep -Eq -- "$pat" "$WORK/$name.out" ||
-            { cat "$WORK/$name.out" >&2; fail "$name: no line matches '$pat'"; }
-    done
-}
-absent() { ! grep -Eq -- "$2" "$WORK/$1.out" || { cat "$WORK/$1.out" >&2; fail "$1: '$2' found"; }; }
+groups() { local n=$1; shift; tool "$n" consumer.group.ConsumerGroupCommand "$@"; }
 # col NAME PARTITION N: column N of the row of $TOPIC's partition in a table
 col() { awk -v t="$TOPIC" -v p="$2" -v n="$3" '$2 == t && $3 == p { print $n }' "$WORK/$1.out"; }
 # sum NAME N: column N summed over $TOPIC's rows
 sum() { awk -v t="$TOPIC" -v n="$2" '$2 == t { s += $n } END { print s + 0 }' "$WORK/$1.out"; }
 
-run create TopicCommand --create --topic "$TOPIC" --partitions 3 --replication-factor 1
+tool create TopicCommand --create --topic "$TOPIC" --partitions 3 --replication-factor 1
 expect create 0 "^Created topic $TOPIC\.\$"
-for i in $(seq 0 29); do echo "k$i:line $i"; done |
-    "${JAVA[@]}" org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$BS" --topic "$TOPIC" \
-        --reader-property parse.key=true --reader-property key.separator=: \
-        > "$WORK/produce.out" 2>&1 || { cat "$WORK/produce.out" >&2; fail "ConsoleProducer"; }
+for i in $(seq 0 29); do echo "k$i:line $i"; done > "$WORK/in"
+STDIN=$WORK/in tool produce ConsoleProducer --topic "$TOPIC" \
+    --reader-property parse.key=true --reader-property key.separator=:
+expect produce 0
 
 # Group G: 20 records consumed and committed, then the consumer is gone.
-run consume consumer.ConsoleConsumer --topic "$TOPIC" --group "$G" --from-beginning \
+tool consume consumer.ConsoleConsumer --topic "$TOPIC" --group "$G" --from-beginning \
     --max-messages 20 --timeout-ms 30000
 expect consume 0 "Processed a total of 20 messages"
 
 # Group ACTIVE: a consumer that stays in the group.
-"${JAVA[@]}" org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BS" \
+"${JVM[@]}" -cp "$CP" org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server "$BS" \
     --topic "$TOPIC" --group "$ACTIVE" --from-beginning > "$WORK/active.out" 2>&1 &
 BG=$!
 for _ in $(seq 1 60); do
@@ -99,9 +69,9 @@ echo "--describe --members: one member owning the 3 partitions"
 groups desc --describe --group "$G"
 expect desc 0 "Consumer group '$G' has no active members\." \
     "^GROUP +TOPIC +PARTITION +CURRENT-OFFSET +LOG-END-OFFSET +LAG +CONSUMER-ID +HOST +CLIENT-ID"
-[ "$(sum desc 4)" = 20 ] || { cat "$WORK/desc.out" >&2; fail "committed offsets do not add up to 20"; }
-[ "$(sum desc 5)" = 30 ] || { cat "$WORK/desc.out" >&2; fail "log end offsets do not add up to 30"; }
-[ "$(sum desc 6)" = 10 ] || { cat "$WORK/desc.out" >&2; fail "lag does not add up to 10"; }
+[ "$(sum desc 4)" = 20 ] || { show desc; fail "committed offsets do not add up to 20"; }
+[ "$(sum desc 5)" = 30 ] || { show desc; fail "log end offsets do not add up to 30"; }
+[ "$(sum desc 6)" = 10 ] || { show desc; fail "lag does not add up to 10"; }
 echo "--describe: offsets 20 of 30 committed, lag 10"
 
 # Resets and deletes are refused while the group has members.
@@ -115,7 +85,7 @@ groups dry --reset-offsets --group "$G" --topic "$TOPIC" --to-earliest --dry-run
 expect dry 0 "^GROUP +TOPIC +PARTITION +NEW-OFFSET"
 [ "$(sum dry 4)" = 0 ] || fail "dry run: new offsets are not 0"
 groups after_dry --describe --group "$G" --offsets
-[ "$(sum after_dry 4)" = 20 ] || { cat "$WORK/after_dry.out" >&2; fail "a dry run changed offsets"; }
+[ "$(sum after_dry 4)" = 20 ] || { show after_dry; fail "a dry run changed offsets"; }
 groups reset --reset-offsets --group "$G" --topic "$TOPIC" --to-earliest --execute
 expect reset 0 "^$G +$TOPIC +0 +0 *\$" "^$G +$TOPIC +1 +0 *\$" "^$G +$TOPIC +2 +0 *\$"
 groups reset1 --reset-offsets --group "$G" --topic "$TOPIC:1" --to-offset 2 --execute
@@ -123,7 +93,7 @@ expect reset1 0 "^$G +$TOPIC +1 +2 *\$"
 absent reset1 "^$G +$TOPIC +0 "
 groups after --describe --group "$G" --offsets
 [ "$(col after 0 4)" = 0 ] && [ "$(col after 1 4)" = 2 ] && [ "$(col after 2 4)" = 0 ] ||
-    { cat "$WORK/after.out" >&2; fail "offsets after the resets"; }
+    { show after; fail "offsets after the resets"; }
 echo "--reset-offsets: --dry-run, --to-earliest and --to-offset on one partition"
 
 groups delete_offsets --delete-offsets --group "$G" --topic "$TOPIC"

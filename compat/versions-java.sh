@@ -24,19 +24,10 @@
 # Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be had).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=../scripts/lib/deps.sh
-. "$ROOT/scripts/lib/deps.sh"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-BS=${STRAND_BOOTSTRAP:-}
-[ -n "$BS" ] || { echo "SKIP: STRAND_BOOTSTRAP is not set"; exit 77; }
-if ! command -v mvn >/dev/null 2>&1 || ! command -v java >/dev/null 2>&1; then
-    deps_install maven default-jdk-headless >&2 ||
-        { echo "SKIP: Java and Maven are not installed and cannot be"; exit 77; }
-fi
-CP=$("$ROOT/scripts/kafka-ref.sh" classpath) || fail "cannot fetch Kafka's jars"
-WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/versions-java.XXXXXX") || fail "mktemp"
-trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
+# tool, java_run, show, expect; BS, CP, WORK (compat/lib/java-tool.sh).
+# shellcheck source=lib/java-tool.sh
+. "$ROOT/compat/lib/java-tool.sh"
+java_tool_init versions-java
 TOPIC=compat-versions-$$-$RANDOM
 G=compat-versions-group-$$-$RANDOM
 N=200
@@ -55,31 +46,8 @@ rootLogger.appenderRef.err.ref = STDERR
 logger.nc.name = org.apache.kafka.clients.NetworkClient
 logger.nc.level = debug
 EOF
-JVM=(java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.configurationFile="$WORK/log4j2.properties")
-JAVA=("${JVM[@]}" -cp "$CP")
-# run NAME CLASS ARGS...: stdout in $WORK/NAME.out, the log in NAME.log
-run()
-{
-    local name=$1 class=$2
-    shift 2
-    "${JAVA[@]}" "org.apache.kafka.tools.$class" --bootstrap-server "$BS" "$@" \
-        > "$WORK/$name.out" 2> "$WORK/$name.log" < "${STDIN:-/dev/null}"
-    RC=$?
-}
-show() { echo "-- $1.out" >&2; tail -n 20 "$WORK/$1.out" >&2; echo "-- $1.log" >&2;
-         grep -v ' DEBUG\|^DEBUG' "$WORK/$1.log" | tail -n 20 >&2; }
-# expect NAME RC PATTERN...: the status and every pattern (grep -E) in the
-# output (stdout, or the messages the tools print on stderr)
-expect()
-{
-    local name=$1 rc=$2
-    shift 2
-    [ "$RC" = "$rc" ] || { show "$name"; fail "$name: exit $RC, expected $rc"; }
-    for pat in "$@"; do
-        grep -Eqh -- "$pat" "$WORK/$name.out" "$WORK/$name.log" ||
-            { show "$name"; fail "$name: no line matches '$pat'"; }
-    done
-}
+# Each command's stdout in $WORK/NAME.out, its log in NAME.log.
+java_tool_logs "$WORK/log4j2.properties"
 # sent NAME API VERSION...: the client sent API at each VERSION and no other
 sent()
 {
@@ -103,7 +71,7 @@ versions()
 clean() { ! grep -E '^(ERROR|WARN) ' "$WORK/$1.log" >&2 || fail "$1: errors logged"; }
 
 # Every API the tool knows, with the version both sides can use.
-run apis BrokerApiVersionsCommand
+tool apis BrokerApiVersionsCommand
 expect apis 0 "Produce\(0\): 0 to 13 \[usable: 13\]" "Fetch\(1\): 4 to 18 \[usable: 18\]" \
     "ListOffsets\(2\): 1 to 11 \[usable: 11\]" "OffsetCommit\(8\): 2 to 10 \[usable: 10\]" \
     "OffsetFetch\(9\): 1 to 10 \[usable: 10\]" "DescribeGroups\(15\): 0 to 6 \[usable: 6\]" \
@@ -112,11 +80,11 @@ expect apis 0 "Produce\(0\): 0 to 13 \[usable: 13\]" "Fetch\(1\): 4 to 18 \[usab
 sent apis API_VERSIONS 5
 echo "kafka-broker-api-versions: the 4.4 top version of each API usable"
 
-run create TopicCommand --create --topic "$TOPIC" --partitions 2 --replication-factor 1
+tool create TopicCommand --create --topic "$TOPIC" --partitions 2 --replication-factor 1
 expect create 0 "^Created topic $TOPIC\.\$"
 
 for i in $(seq 0 $((N - 1))); do printf 'k%d:line %d of versions-java\n' "$i" "$i"; done > "$WORK/in"
-STDIN=$WORK/in run produce ConsoleProducer --topic "$TOPIC" \
+STDIN=$WORK/in tool produce ConsoleProducer --topic "$TOPIC" \
     --reader-property parse.key=true --reader-property key.separator=:
 expect produce 0
 sent produce PRODUCE 13
@@ -124,7 +92,7 @@ sent produce API_VERSIONS 5
 clean produce
 echo "kafka-console-producer: $N keyed lines by Produce v13"
 
-run consume consumer.ConsoleConsumer --topic "$TOPIC" --group "$G" --from-beginning \
+tool consume consumer.ConsoleConsumer --topic "$TOPIC" --group "$G" --from-beginning \
     --max-messages $N --timeout-ms 30000 --formatter-property print.key=true \
     --formatter-property key.separator=:
 expect consume 0
@@ -144,9 +112,7 @@ echo "kafka-console-consumer: the $N lines back (Fetch v18)"
 mkdir -p "$WORK/classes"
 javac -nowarn -d "$WORK/classes" -cp "$CP" "$ROOT/compat/versions/Commit.java" \
     > "$WORK/javac.out" 2>&1 || { cat "$WORK/javac.out" >&2; fail "javac compat/versions/Commit.java"; }
-"${JVM[@]}" -cp "$WORK/classes:$CP" strand.compat.versions.Commit "$BS" "$TOPIC" "$G-848" \
-    > "$WORK/commit.out" 2> "$WORK/commit.log"
-RC=$?
+CP=$WORK/classes:$CP java_run commit strand.compat.versions.Commit "$BS" "$TOPIC" "$G-848"
 expect commit 0 "^0	[0-9]+	p0	[0-9]+\$" "^1	[0-9]+	p1	[0-9]+\$"
 committed=$(awk '$2 == $4 { s += $2 } END { print s + 0 }' "$WORK/commit.out")
 [ "$committed" = $N ] || { show commit; fail "committed positions (where the new consumer starts) add up to $committed, not $N"; }
@@ -155,27 +121,27 @@ sent_also commit OFFSET_FETCH 10
 sent commit FETCH 18
 echo "KafkaConsumer (group.protocol=consumer): positions committed and read back by topic id (OffsetCommit/OffsetFetch v10)"
 
-run desc consumer.group.ConsumerGroupCommand --describe --group "$G"
+tool desc consumer.group.ConsumerGroupCommand --describe --group "$G"
 expect desc 0 "Consumer group '$G' has no active members\." \
     "^$G +$TOPIC +0 +[0-9]+ +[0-9]+ +0 " "^$G +$TOPIC +1 +[0-9]+ +[0-9]+ +0 "
 committed=$(awk -v t="$TOPIC" '$2 == t { s += $4 } END { print s + 0 }' "$WORK/desc.out")
 [ "$committed" = $N ] || { show desc; fail "committed offsets add up to $committed, not $N"; }
 sent desc DESCRIBE_GROUPS 6
-run delete consumer.group.ConsumerGroupCommand --delete --group "$G"
+tool delete consumer.group.ConsumerGroupCommand --delete --group "$G"
 expect delete 0 "Deletion of requested consumer groups \('$G'\) was successful\."
 sent delete DELETE_GROUPS 3
-run gone consumer.group.ConsumerGroupCommand --describe --group "$G"
+tool gone consumer.group.ConsumerGroupCommand --describe --group "$G"
 expect gone 0 "GroupIdNotFoundException: Group $G not found\."
 sent gone DESCRIBE_GROUPS 6
 echo "kafka-consumer-groups: $N offsets committed (DescribeGroups v6), deleted (DeleteGroups v3), then not found"
 
-run logdirs LogDirsCommand --describe --topic-list "$TOPIC"
+tool logdirs LogDirsCommand --describe --topic-list "$TOPIC"
 expect logdirs 0 "\"partition\":\"$TOPIC-0\",\"size\":[1-9][0-9]*," \
     "\"partition\":\"$TOPIC-1\",\"size\":[1-9][0-9]*,"
 sent logdirs DESCRIBE_LOG_DIRS 5
 echo "kafka-log-dirs: both partitions, with their sizes (DescribeLogDirs v5)"
 
-run pending GetOffsetShell --topic "$TOPIC" --time earliest-pending-upload
+tool pending GetOffsetShell --topic "$TOPIC" --time earliest-pending-upload
 expect pending 0
 [ ! -s "$WORK/pending.out" ] || { show pending; fail "an earliest pending upload offset without tiered storage"; }
 sent pending LIST_OFFSETS 11

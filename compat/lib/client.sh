@@ -1,4 +1,5 @@
-# compat/lib/client.sh: sourced by every compat/clients/*.sh. Each client
+# compat/lib/client.sh: sourced by every compat/clients/*.sh (and, through
+# compat/lib/java-tool.sh, by the compat/*-java.sh scripts). Each client
 # script is called by compat/suite.sh as
 #   CLIENT.sh na                    prints "SCENARIO reason" for each scenario
 #                                   the client has no API for

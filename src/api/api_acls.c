@@ -44,64 +44,46 @@ void api_describe_acls(api_req_t *req)
     API_REPLY(req, describe_acls, &resp);
 }
 
-void api_create_acls(api_req_t *req)
-{
-    proto_create_acls_req_t r;
-    proto_create_acls_resp_t resp;
+/* CreateAcls and DeleteAcls are one handler over their own generated
+ * types: the request decoded; the connection closed when an element (a
+ * creation, a filter) has an UNKNOWN code; else one result per element,
+ * SECURITY_DISABLED. The macro defines the handler FN of API (NAME in the
+ * log) over the request's list ELEMS of ELEM and the response's list
+ * RESULTS of RESULT; RES and PAT name the element's resource and pattern
+ * type codes, which the two APIs name apart. */
+#define API_ACL_REFUSE_EACH(fn, api, name, elems, elem, res, pat, results, result)                 \
+    void fn(api_req_t *req)                                                                        \
+    {                                                                                              \
+        proto_##api##_req_t r;                                                                     \
+        proto_##api##_resp_t resp;                                                                 \
+                                                                                                   \
+        proto_##api##_req_init(&r);                                                                \
+        if (proto_##api##_req_decode(&r, req->hdr.api_version, req->body, req->body_len,           \
+                                     req->arena) < 0) {                                            \
+            api_close(req, "malformed " name " request");                                          \
+            return;                                                                                \
+        }                                                                                          \
+        int32_t n = r.elems.n < 0 ? 0 : r.elems.n;                                                 \
+        for (int32_t i = 0; i < n; i++) {                                                          \
+            const proto_##api##_req_##elem##_t *e = &r.elems.v[i];                                 \
+            if (api_acl_unknown(e->res, e->pat, e->operation, e->permission_type)) {               \
+                api_close(req, name " entry with UNKNOWN elements");                               \
+                return;                                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        proto_##api##_resp_init(&resp);                                                            \
+        resp.results.n = n;                                                                        \
+        resp.results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.results.v));         \
+        for (int32_t i = 0; i < n; i++) {                                                          \
+            proto_##api##_resp_##result##_init(&resp.results.v[i]);                                \
+            resp.results.v[i].error_code = KERR_SECURITY_DISABLED;                                 \
+            resp.results.v[i].error_message = PROTO_STR(api_acl_no_authorizer);                    \
+        }                                                                                          \
+        API_REPLY(req, api, &resp);                                                                \
+    }
 
-    proto_create_acls_req_init(&r);
-    if (proto_create_acls_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
-                                     req->arena) < 0) {
-        api_close(req, "malformed CreateAcls request");
-        return;
-    }
-    int32_t n = r.creations.n < 0 ? 0 : r.creations.n;
-    for (int32_t i = 0; i < n; i++) {
-        const proto_create_acls_req_acl_creation_t *c = &r.creations.v[i];
-        if (api_acl_unknown(c->resource_type, c->resource_pattern_type, c->operation,
-                            c->permission_type)) {
-            api_close(req, "CreateAcls creation with UNKNOWN elements");
-            return;
-        }
-    }
-    proto_create_acls_resp_init(&resp);
-    resp.results.n = n;
-    resp.results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.results.v));
-    for (int32_t i = 0; i < n; i++) {
-        proto_create_acls_resp_acl_creation_result_init(&resp.results.v[i]);
-        resp.results.v[i].error_code = KERR_SECURITY_DISABLED;
-        resp.results.v[i].error_message = PROTO_STR(api_acl_no_authorizer);
-    }
-    API_REPLY(req, create_acls, &resp);
-}
-
-void api_delete_acls(api_req_t *req)
-{
-    proto_delete_acls_req_t r;
-    proto_delete_acls_resp_t resp;
-
-    proto_delete_acls_req_init(&r);
-    if (proto_delete_acls_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
-                                     req->arena) < 0) {
-        api_close(req, "malformed DeleteAcls request");
-        return;
-    }
-    int32_t n = r.filters.n < 0 ? 0 : r.filters.n;
-    for (int32_t i = 0; i < n; i++) {
-        const proto_delete_acls_req_delete_acls_filter_t *f = &r.filters.v[i];
-        if (api_acl_unknown(f->resource_type_filter, f->pattern_type_filter, f->operation,
-                            f->permission_type)) {
-            api_close(req, "DeleteAcls filter with UNKNOWN elements");
-            return;
-        }
-    }
-    proto_delete_acls_resp_init(&resp);
-    resp.filter_results.n = n;
-    resp.filter_results.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.filter_results.v));
-    for (int32_t i = 0; i < n; i++) {
-        proto_delete_acls_resp_delete_acls_filter_result_init(&resp.filter_results.v[i]);
-        resp.filter_results.v[i].error_code = KERR_SECURITY_DISABLED;
-        resp.filter_results.v[i].error_message = PROTO_STR(api_acl_no_authorizer);
-    }
-    API_REPLY(req, delete_acls, &resp);
-}
+API_ACL_REFUSE_EACH(api_create_acls, create_acls, "CreateAcls", creations, acl_creation,
+                    resource_type, resource_pattern_type, results, acl_creation_result)
+API_ACL_REFUSE_EACH(api_delete_acls, delete_acls, "DeleteAcls", filters, delete_acls_filter,
+                    resource_type_filter, pattern_type_filter, filter_results,
+                    delete_acls_filter_result)

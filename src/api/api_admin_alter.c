@@ -134,6 +134,18 @@ static void api_ac_answer(api_admin_wait_t *w)
     ac->reply(w->req, ac->resp);
 }
 
+/* The waiter of an AlterConfigs or IncrementalAlterConfigs request, in its
+ * arena: once every resource's change is done, reply answers resp. */
+static api_ac_t *api_ac_new(api_req_t *req, void *resp, void (*reply)(api_req_t *req, void *resp))
+{
+    api_ac_t *ac = arena_calloc(req->arena, 1, sizeof(*ac));
+
+    api_admin_wait_init(&ac->w, req, api_ac_answer);
+    ac->resp = resp;
+    ac->reply = reply;
+    return ac;
+}
+
 /* Hands a checked change to the controller; it fills *code and *msg. */
 static ctl_op_t *api_alter_submit(api_ac_t *ac, const api_alter_t *a, bool validate_only,
                                   int16_t *code, proto_str_t *msg)
@@ -256,7 +268,6 @@ void api_alter_configs(api_req_t *req)
 {
     proto_alter_configs_req_t r;
     proto_alter_configs_resp_t *resp = arena_calloc(req->arena, 1, sizeof(*resp));
-    api_ac_t *ac = arena_calloc(req->arena, 1, sizeof(*ac));
 
     proto_alter_configs_req_init(&r);
     if (proto_alter_configs_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -264,9 +275,7 @@ void api_alter_configs(api_req_t *req)
         api_close(req, "malformed AlterConfigs request");
         return;
     }
-    api_admin_wait_init(&ac->w, req, api_ac_answer);
-    ac->resp = resp;
-    ac->reply = api_alter_reply;
+    api_ac_t *ac = api_ac_new(req, resp, api_alter_reply);
     proto_alter_configs_resp_init(resp);
     resp->responses.n = r.resources.n > 0 ? r.resources.n : 0;
     resp->responses.v =
@@ -517,7 +526,6 @@ void api_incremental_alter_configs(api_req_t *req)
 {
     proto_incremental_alter_configs_req_t r;
     proto_incremental_alter_configs_resp_t *resp = arena_calloc(req->arena, 1, sizeof(*resp));
-    api_ac_t *ac = arena_calloc(req->arena, 1, sizeof(*ac));
 
     proto_incremental_alter_configs_req_init(&r);
     if (proto_incremental_alter_configs_req_decode(&r, req->hdr.api_version, req->body,
@@ -525,9 +533,7 @@ void api_incremental_alter_configs(api_req_t *req)
         api_close(req, "malformed IncrementalAlterConfigs request");
         return;
     }
-    api_admin_wait_init(&ac->w, req, api_ac_answer);
-    ac->resp = resp;
-    ac->reply = api_iac_reply;
+    api_ac_t *ac = api_ac_new(req, resp, api_iac_reply);
     proto_incremental_alter_configs_resp_init(resp);
     resp->responses.n = r.resources.n > 0 ? r.resources.n : 0;
     resp->responses.v =

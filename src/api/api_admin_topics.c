@@ -43,6 +43,20 @@ static int api_admin_timed_out(int32_t timeout_ms)
     return timeout_ms <= 0;
 }
 
+/* The descriptor check CreateTopics and CreatePartitions make after the
+ * controller's cap: NULL when the nparts new partitions' files fit the
+ * descriptor limit, else POLICY_VIOLATION in *err and its message ("verb
+ * N partitions" in it), which the request's arena owns. */
+static const char *api_admin_fd_limit(api_req_t *req, int64_t nparts, const char *verb,
+                                      int16_t *err)
+{
+    char what[64], *buf = arena_alloc(req->arena, API_ERRLEN);
+
+    snprintf(what, sizeof(what), "%s %lld partitions", verb, (long long)nparts);
+    *err = fdb_check(nparts, what, buf, API_ERRLEN) ? KERR_POLICY_VIOLATION : 0;
+    return *err ? buf : NULL;
+}
+
 /* ---- CreateTopics ---- */
 
 typedef proto_create_topics_req_creatable_topic_t api_ct_req_t;
@@ -229,7 +243,6 @@ static const char *api_ct_limits(api_req_t *req, const proto_create_topics_req_t
 {
     int64_t parts = 0, records = 0;
     const char *msg = NULL;
-    char what[64], *buf;
 
     for (int32_t i = 0; i < r->topics.n; i++) {
         const api_ct_req_t *t = &r->topics.v[i];
@@ -240,12 +253,7 @@ static const char *api_ct_limits(api_req_t *req, const proto_create_topics_req_t
         records += 1 + n + (t->configs.n > 0 ? t->configs.n : 0);
     }
     *err = ctl_check_create_topics(parts, records, &msg);
-    if (*err)
-        return msg;
-    buf = arena_alloc(req->arena, API_ERRLEN);
-    snprintf(what, sizeof(what), "creating %lld partitions", (long long)parts);
-    *err = fdb_check(parts, what, buf, API_ERRLEN) ? KERR_POLICY_VIOLATION : 0;
-    return *err ? buf : NULL;
+    return *err ? msg : api_admin_fd_limit(req, parts, "creating", err);
 }
 
 static api_ct_res_t *api_ct_entry(api_req_t *req, proto_create_topics_resp_t *resp,
@@ -534,7 +542,6 @@ static const char *api_cp_limits(api_req_t *req, const proto_create_partitions_r
 {
     int64_t added = 0;
     const char *msg = NULL;
-    char what[64], *buf;
 
     for (int32_t i = 0; i < r->topics.n; i++) {
         const api_cp_req_t *t = &r->topics.v[i];
@@ -545,12 +552,7 @@ static const char *api_cp_limits(api_req_t *req, const proto_create_partitions_r
             added += t->count - topic->nparts;
     }
     *err = ctl_check_add_partitions(added, &msg);
-    if (*err)
-        return msg;
-    buf = arena_alloc(req->arena, API_ERRLEN);
-    snprintf(what, sizeof(what), "adding %lld partitions", (long long)added);
-    *err = fdb_check(added, what, buf, API_ERRLEN) ? KERR_POLICY_VIOLATION : 0;
-    return *err ? buf : NULL;
+    return *err ? msg : api_admin_fd_limit(req, added, "adding", err);
 }
 
 static proto_create_partitions_resp_create_partitions_topic_result_t *

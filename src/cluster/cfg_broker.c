@@ -117,23 +117,6 @@ static int cfg_broker_item(const char *item, size_t len, void *arg)
     return 0;
 }
 
-/* The type's part, with Kafka's words for a value that does not parse. */
-static int16_t cfg_broker_number(const cfg_broker_key_t *k, const char *t, const char *raw,
-                                 char *err, size_t errlen)
-{
-    static const char *const names[] = {[CFG_T_INT] = "INT", [CFG_T_SHORT] = "SHORT",
-                                        [CFG_T_LONG] = "LONG"};
-    char why[64];
-    int64_t v;
-
-    if (cfg_val_long(t, &v) < 0 || (k->type == CFG_T_INT && (v < INT32_MIN || v > INT32_MAX)) ||
-        (k->type == CFG_T_SHORT && (v < INT16_MIN || v > INT16_MAX))) {
-        snprintf(why, sizeof(why), "Not a number of type %s", names[k->type]);
-        return cfg_val_bad(err, errlen, raw, k->name, why);
-    }
-    return cfg_broker_range(k, v, err, errlen);
-}
-
 static int16_t cfg_broker_double(const cfg_broker_key_t *k, const char *t, const char *raw,
                                  char *err, size_t errlen)
 {
@@ -187,19 +170,18 @@ int16_t cfg_broker_check(const cfg_broker_key_t *k, const char *value, char *err
 {
     char t[4096];
     cfg_bchk_t c = {k, err, errlen};
-    bool b;
+    int64_t v;
+    int16_t e;
 
     cfg_val_trim(value, t, sizeof(t));
     switch (k->type) {
     case CFG_T_BOOLEAN:
-        if (cfg_val_bool(t, &b) < 0)
-            return cfg_val_bad(err, errlen, value, k->name,
-                               "Expected value to be either true or false");
-        return 0;
+        return cfg_val_parse_int(k->type, t, value, k->name, &v, err, errlen);
     case CFG_T_INT:
     case CFG_T_SHORT:
     case CFG_T_LONG:
-        return cfg_broker_number(k, t, value, err, errlen);
+        e = cfg_val_parse_int(k->type, t, value, k->name, &v, err, errlen);
+        return e ? e : cfg_broker_range(k, v, err, errlen);
     case CFG_T_DOUBLE:
         return cfg_broker_double(k, t, value, err, errlen);
     case CFG_T_LIST:

@@ -250,8 +250,8 @@ int16_t cfg_topic_check(const cfg_topic_key_t *k, const char *value, char *err, 
 {
     char t[1024], why[256];
     int64_t l;
+    int16_t e;
     double d;
-    bool b;
 
     if (!value) {
         snprintf(err, errlen, "Null value not supported for topic configs: %s", k->name);
@@ -260,17 +260,11 @@ int16_t cfg_topic_check(const cfg_topic_key_t *k, const char *value, char *err, 
     cfg_val_trim(value, t, sizeof(t));
     switch (k->type) {
     case CFG_T_BOOLEAN:
-        if (cfg_val_bool(t, &b) < 0)
-            return cfg_val_bad(err, errlen, value, k->name,
-                           "Expected value to be either true or false");
-        return 0;
+        return cfg_val_parse_int(k->type, t, value, k->name, &l, err, errlen);
     case CFG_T_INT:
     case CFG_T_LONG:
-        if (cfg_val_long(t, &l) < 0 || (k->type == CFG_T_INT && (l < INT32_MIN || l > INT32_MAX)))
-            return cfg_val_bad(err, errlen, value, k->name,
-                           k->type == CFG_T_INT ? "Not a number of type INT"
-                                                : "Not a number of type LONG");
-        return cfg_check_range(k, l, value, err, errlen);
+        e = cfg_val_parse_int(k->type, t, value, k->name, &l, err, errlen);
+        return e ? e : cfg_check_range(k, l, value, err, errlen);
     case CFG_T_DOUBLE:
         if (cfg_val_double(t, &d) < 0)
             return cfg_val_bad(err, errlen, value, k->name, "Not a number of type DOUBLE");

@@ -104,6 +104,28 @@ int16_t cfg_val_bad(char *err, size_t errlen, const char *value, const char *key
     return KERR_INVALID_CONFIG;
 }
 
+int16_t cfg_val_parse_int(enum cfg_type type, const char *t, const char *raw, const char *key,
+                          int64_t *out, char *err, size_t errlen)
+{
+    static const char *const names[] = {[CFG_T_INT] = "INT", [CFG_T_SHORT] = "SHORT",
+                                        [CFG_T_LONG] = "LONG"};
+    char why[64];
+    bool b;
+
+    if (type == CFG_T_BOOLEAN) {
+        if (cfg_val_bool(t, &b) < 0)
+            return cfg_val_bad(err, errlen, raw, key, "Expected value to be either true or false");
+        *out = b;
+        return 0;
+    }
+    if (cfg_val_long(t, out) < 0 || (type == CFG_T_INT && (*out < INT32_MIN || *out > INT32_MAX)) ||
+        (type == CFG_T_SHORT && (*out < INT16_MIN || *out > INT16_MAX))) {
+        snprintf(why, sizeof(why), "Not a number of type %s", names[type]);
+        return cfg_val_bad(err, errlen, raw, key, why);
+    }
+    return 0;
+}
+
 void cfg_val_choices_text(const char *const *choices, int nocase, char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "String must be one of%s: ",

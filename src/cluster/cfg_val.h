@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster/cfg_def.h"
+
 /* Copies s without surrounding whitespace into buf (cut at cap - 1);
  * returns buf. */
 const char *cfg_val_trim(const char *s, char *buf, size_t cap);
@@ -32,6 +34,13 @@ int cfg_val_items(const char *s, cfg_val_item_fn fn, void *arg);
  * and returns INVALID_CONFIG. */
 int16_t cfg_val_bad(char *err, size_t errlen, const char *value, const char *key,
                     const char *why);
+/* The trimmed value t of a BOOLEAN, INT, SHORT or LONG key parsed as its
+ * type parses it: 0 with *out the number (1 or 0 for a boolean), or
+ * INVALID_CONFIG with Kafka's words in err ("Expected value to be either
+ * true or false", "Not a number of type INT"), which show raw, the value
+ * as given. Topic and broker configs check their values through it. */
+int16_t cfg_val_parse_int(enum cfg_type type, const char *t, const char *raw, const char *key,
+                          int64_t *out, char *err, size_t errlen);
 /* "String must be one of: a, b, c" (nocase: "... one of (case
  * insensitive): ..."), into buf. */
 void cfg_val_choices_text(const char *const *choices, int nocase, char *buf, size_t cap);
