@@ -120,18 +120,7 @@ static int cfg_broker_item(const char *item, size_t len, void *arg)
 static int16_t cfg_broker_double(const cfg_broker_key_t *k, const char *t, const char *raw,
                                  char *err, size_t errlen)
 {
-    double d;
-
-    char shown[40];
-
-    if (cfg_val_double(t, &d) < 0)
-        return cfg_val_bad(err, errlen, raw, k->name, "Not a number of type DOUBLE");
-    cfg_val_java_double(d, shown, sizeof(shown));
-    if (k->check == CFG_CK_RATIO && d < 0)
-        return cfg_val_bad(err, errlen, shown, k->name, "Value must be at least 0");
-    if (k->check == CFG_CK_RATIO && d > 1)
-        return cfg_val_bad(err, errlen, shown, k->name, "Value must be no more than 1");
-    return 0;
+    return cfg_val_parse_double(t, raw, k->name, k->check == CFG_CK_RATIO, err, errlen);
 }
 
 static int16_t cfg_broker_string(const cfg_broker_key_t *k, const char *t, const char *raw,

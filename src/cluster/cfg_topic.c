@@ -251,7 +251,6 @@ int16_t cfg_topic_check(const cfg_topic_key_t *k, const char *value, char *err, 
     char t[1024], why[256];
     int64_t l;
     int16_t e;
-    double d;
 
     if (!value) {
         snprintf(err, errlen, "Null value not supported for topic configs: %s", k->name);
@@ -265,14 +264,8 @@ int16_t cfg_topic_check(const cfg_topic_key_t *k, const char *value, char *err, 
     case CFG_T_LONG:
         e = cfg_val_parse_int(k->type, t, value, k->name, &l, err, errlen);
         return e ? e : cfg_check_range(k, l, value, err, errlen);
-    case CFG_T_DOUBLE:
-        if (cfg_val_double(t, &d) < 0)
-            return cfg_val_bad(err, errlen, value, k->name, "Not a number of type DOUBLE");
-        if (d < 0)
-            return cfg_val_bad(err, errlen, value, k->name, "Value must be at least 0");
-        if (d > 1)
-            return cfg_val_bad(err, errlen, value, k->name, "Value must be no more than 1");
-        return 0;
+    case CFG_T_DOUBLE: /* min.cleanable.dirty.ratio, the only one */
+        return cfg_val_parse_double(t, value, k->name, 1, err, errlen);
     case CFG_T_LIST:
         return cfg_check_list(k, t, err, errlen);
     default:

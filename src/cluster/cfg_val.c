@@ -200,3 +200,18 @@ void cfg_val_java_double(double d, char *buf, size_t cap)
     }
     snprintf(buf, cap, "%s%c.%sE%d", sign, digits[0], digits[1] ? digits + 1 : "0", exp10);
 }
+
+int16_t cfg_val_parse_double(const char *t, const char *raw, const char *key, int ratio,
+                             char *err, size_t errlen)
+{
+    char shown[40];
+    double d;
+
+    if (cfg_val_double(t, &d) < 0)
+        return cfg_val_bad(err, errlen, raw, key, "Not a number of type DOUBLE");
+    if (!ratio || (d >= 0 && d <= 1))
+        return 0;
+    cfg_val_java_double(d, shown, sizeof(shown));
+    return cfg_val_bad(err, errlen, shown, key,
+                       d < 0 ? "Value must be at least 0" : "Value must be no more than 1");
+}

@@ -41,6 +41,12 @@ int16_t cfg_val_bad(char *err, size_t errlen, const char *value, const char *key
  * as given. Topic and broker configs check their values through it. */
 int16_t cfg_val_parse_int(enum cfg_type type, const char *t, const char *raw, const char *key,
                           int64_t *out, char *err, size_t errlen);
+/* The trimmed value t of a DOUBLE key: 0, or INVALID_CONFIG with Kafka's
+ * words ("Not a number of type DOUBLE", showing raw; with ratio, outside
+ * 0..1 "Value must be at least 0" / "no more than 1", showing the parsed
+ * value as Java writes it, "2.0"). */
+int16_t cfg_val_parse_double(const char *t, const char *raw, const char *key, int ratio,
+                             char *err, size_t errlen);
 /* "String must be one of: a, b, c" (nocase: "... one of (case
  * insensitive): ..."), into buf. */
 void cfg_val_choices_text(const char *const *choices, int nocase, char *buf, size_t cap);

@@ -408,6 +408,13 @@ static void test_topic_config_check(void)
                            "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value "
                            "must be no more than 1");
     CU_ASSERT_PTR_NULL(check("min.cleanable.dirty.ratio", "1e-1"));
+    /* the parsed value, as Java writes a double (Kafka 4.4's message) */
+    CU_ASSERT_STRING_EQUAL(check("min.cleanable.dirty.ratio", "2"),
+                           "Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value "
+                           "must be no more than 1");
+    CU_ASSERT_STRING_EQUAL(check("min.cleanable.dirty.ratio", "-1"),
+                           "Invalid value -1.0 for configuration min.cleanable.dirty.ratio: Value "
+                           "must be at least 0");
     CU_ASSERT_PTR_NULL(check("cleanup.policy", "compact, delete"));
     CU_ASSERT_PTR_NULL(check("cleanup.policy", ""));
     CU_ASSERT_STRING_EQUAL(check("cleanup.policy", "Compact"),
