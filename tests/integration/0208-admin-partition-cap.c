@@ -28,6 +28,20 @@ static const char MANY_PARTS[] = "Excessively large number of partitions per req
 static const char BATCH[] = "Unable to perform excessively large batch operation.";
 static const char MANY_ADDED[] = "Excessively large number of additional partitions per request.";
 
+/* Each topic's error and message from an admin result, by name. */
+static void results(const rd_kafka_topic_result_t **res, size_t cnt, int n, char **names, int *errs,
+                    char msgs[][256])
+{
+    TL_ASSERT_EQ(cnt, n);
+    for (size_t r = 0; r < cnt; r++)
+        for (int i = 0; i < n; i++)
+            if (!strcmp(rd_kafka_topic_result_name(res[r]), names[i])) {
+                const char *s = rd_kafka_topic_result_error_string(res[r]);
+                errs[i] = rd_kafka_topic_result_error(res[r]);
+                snprintf(msgs[i], 256, "%s", s ? s : "");
+            }
+}
+
 /* CreateTopics of n topics (names[i], parts[i]) in one request; each
  * topic's error in errs[i], its message in msgs[i]. */
 static void create_many(rd_kafka_t *rk, int n, char **names, const int *parts,
@@ -51,14 +65,7 @@ static void create_many(rd_kafka_t *rk, int n, char **names, const int *parts,
     rd_kafka_CreateTopics(rk, nt, (size_t)n, o, q);
     ev = adm_wait(q, "CreateTopics");
     res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &cnt);
-    TL_ASSERT_EQ(cnt, n);
-    for (size_t r = 0; r < cnt; r++)
-        for (int i = 0; i < n; i++)
-            if (!strcmp(rd_kafka_topic_result_name(res[r]), names[i])) {
-                const char *s = rd_kafka_topic_result_error_string(res[r]);
-                errs[i] = rd_kafka_topic_result_error(res[r]);
-                snprintf(msgs[i], 256, "%s", s ? s : "");
-            }
+    results(res, cnt, n, names, errs, msgs);
     rd_kafka_event_destroy(ev);
     rd_kafka_AdminOptions_destroy(o);
     for (int i = 0; i < n; i++)
@@ -86,14 +93,7 @@ static void add_many(rd_kafka_t *rk, int n, char **names, const int *totals, int
     ev = adm_wait(q, "CreatePartitions");
     res = rd_kafka_CreatePartitions_result_topics(rd_kafka_event_CreatePartitions_result(ev),
                                                   &cnt);
-    TL_ASSERT_EQ(cnt, n);
-    for (size_t r = 0; r < cnt; r++)
-        for (int i = 0; i < n; i++)
-            if (!strcmp(rd_kafka_topic_result_name(res[r]), names[i])) {
-                const char *s = rd_kafka_topic_result_error_string(res[r]);
-                errs[i] = rd_kafka_topic_result_error(res[r]);
-                snprintf(msgs[i], 256, "%s", s ? s : "");
-            }
+    results(res, cnt, n, names, errs, msgs);
     rd_kafka_event_destroy(ev);
     rd_kafka_AdminOptions_destroy(o);
     for (int i = 0; i < n; i++)

@@ -205,4 +205,24 @@ static inline const char *bc_syns(const bc_entry *e)
                   bc_msg, bc_t_ ? bc_t_ : "");                                                   \
     } while (0)
 
+/* 1 when port answers an ApiVersions request (a listener being closed may
+ * take the connection and drop it: 0). */
+static inline int bc_answers(int port)
+{
+    char hp[64];
+    tl_req r;
+    uint8_t *frame = NULL;
+
+    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
+    int s = tl_connect(hp, 2000);
+    if (s < 0)
+        return 0;
+    tl_req_header(&r, 18, 0, 1, "strand-test"); /* ApiVersions v0 */
+    tl_req_finish(&r);
+    int n = tl_send_all(s, r.data, r.len) == 0 ? tl_recv_frame(s, &frame, 2000) : -1;
+    free(frame);
+    close(s);
+    return n > 0;
+}
+
 #endif

@@ -195,25 +195,6 @@ static void static_listeners(const tl_broker *b, char *out, size_t cap)
     TL_ASSERT(out[0], "no listeners in %s", path);
 }
 
-/* 1 when port answers an ApiVersions request. */
-static int answers(int port)
-{
-    char hp[64];
-    tl_req r;
-    uint8_t *frame = NULL;
-
-    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
-    int s = tl_connect(hp, 2000);
-    if (s < 0)
-        return 0;
-    tl_req_header(&r, 18, 0, 1, "strand-test"); /* ApiVersions v0 */
-    tl_req_finish(&r);
-    int n = tl_send_all(s, r.data, r.len) == 0 ? tl_recv_frame(s, &frame, 2000) : -1;
-    free(frame);
-    close(s);
-    return n > 0; /* a listener being closed may take the connection and drop it */
-}
-
 static void listeners(const tl_broker *b, const char *node)
 {
     char orig[600], with[1100];
@@ -226,12 +207,12 @@ static void listeners(const tl_broker *b, const char *node)
     static_listeners(b, orig, sizeof(orig));
     snprintf(with, sizeof(with), "%s,EXTRA://127.0.0.1:%d", orig, port);
     BC_EXPECT(bc_iac(fd, &arena, BC_BROKER, node, ops, 2, 0, M), 0, "");
-    for (until = tl_now() + 20; !answers(port); usleep(200 * 1000))
+    for (until = tl_now() + 20; !bc_answers(port); usleep(200 * 1000))
         TL_ASSERT(tl_now() < until, "the new listener on %d does not answer", port);
     BC_EXPECT(bc_set(fd, &arena, BC_BROKER, node, "listeners", NULL, M), 0, "");
-    for (until = tl_now() + 20; answers(port); usleep(200 * 1000))
+    for (until = tl_now() + 20; bc_answers(port); usleep(200 * 1000))
         TL_ASSERT(tl_now() < until, "the removed listener on %d still answers", port);
-    TL_ASSERT(answers(b->port), "the first listener still answers");
+    TL_ASSERT(bc_answers(b->port), "the first listener still answers");
     BC_EXPECT(bc_set(fd, &arena, BC_BROKER, node, "listener.security.protocol.map", NULL, M), 0,
               "");
 }
@@ -287,7 +268,7 @@ static void max_connections(const tl_broker *b, const char *node)
         if (s[i] >= 0)
             close(s[i]);
     change(node, "max.connections", NULL, NULL, NULL, NULL);
-    TL_ASSERT(answers(b->port), "connections are taken again");
+    TL_ASSERT(bc_answers(b->port), "connections are taken again");
 }
 
 /* Whether the broker's log has a line with text. */

@@ -65,24 +65,6 @@ static void check_ts(const rd_kafka_message_t *m, void *arg)
     rd_kafka_message_timestamp(m, &last_tstype);
 }
 
-static int answers(int port)
-{
-    char hp[64];
-    tl_req r;
-    uint8_t *frame = NULL;
-
-    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
-    int s = tl_connect(hp, 2000);
-    if (s < 0)
-        return 0;
-    tl_req_header(&r, 18, 0, 1, "strand-test"); /* ApiVersions v0 */
-    tl_req_finish(&r);
-    int n = tl_send_all(s, r.data, r.len) == 0 ? tl_recv_frame(s, &frame, 2000) : -1;
-    free(frame);
-    close(s);
-    return n > 0; /* a listener being closed may take the connection and drop it */
-}
-
 static int threads_of(pid_t pid)
 {
     char path[64];
@@ -141,7 +123,7 @@ static void check_all(int fd, rd_kafka_t *rk, const char *bs, const char *topic,
     rd_kafka_destroy(c);
     TL_ASSERT(last_tstype == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME, "timestamp type %d",
               (int)last_tstype);
-    for (double until = tl_now() + 20; !answers(port); usleep(200 * 1000))
+    for (double until = tl_now() + 20; !bc_answers(port); usleep(200 * 1000))
         TL_ASSERT(tl_now() < until, "the node's extra listener on %d does not answer", port);
 }
 

@@ -153,26 +153,7 @@ static rd_kafka_t *new_producer(const char *bs)
 static void create_topic(rd_kafka_t *rk, const char *name, int parts, const char *key,
                          const char *val)
 {
-    char err[256];
-    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, parts, 1, err, sizeof(err));
-    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-    const rd_kafka_topic_result_t **res;
-    rd_kafka_event_t *ev;
-    size_t cnt;
-
-    TL_ASSERT(nt, "NewTopic: %s", err);
-    if (key)
-        TL_ASSERT(!rd_kafka_NewTopic_set_config(nt, key, val), "set_config");
-    rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
-    ev = rd_kafka_queue_poll(q, 30000);
-    TL_ASSERT(ev, "CreateTopics %s: no result", name);
-    res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &cnt);
-    TL_ASSERT(cnt == 1 && !rd_kafka_topic_result_error(res[0]), "CreateTopics %s: %s", name,
-              cnt ? rd_kafka_err2name(rd_kafka_topic_result_error(res[0])) : "no result");
-    rd_kafka_event_destroy(ev);
-    rd_kafka_queue_destroy(q);
-    rd_kafka_NewTopic_destroy(nt);
-    TL_ASSERT_EQ(tl_wait_topic(rk, name, 30000), parts);
+    TL_ASSERT_EQ(tl_create_topic_cfg(rk, name, parts, key, val), parts);
 }
 
 /* Reads r's partition from offset 0 to its end: it must hold exactly the

@@ -232,6 +232,12 @@ int tl_wait_topic(rd_kafka_t *rk, const char *topic, int timeout_ms)
 
 int tl_create_topic(rd_kafka_t *rk, const char *topic, int partitions)
 {
+    return tl_create_topic_cfg(rk, topic, partitions, NULL, NULL);
+}
+
+int tl_create_topic_cfg(rd_kafka_t *rk, const char *topic, int partitions, const char *key,
+                        const char *val)
+{
     char err[256];
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof(err));
     rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
@@ -242,6 +248,8 @@ int tl_create_topic(rd_kafka_t *rk, const char *topic, int partitions)
 
     if (!nt)
         tl_fail("NewTopic: %s", err);
+    if (key && rd_kafka_NewTopic_set_config(nt, key, val))
+        tl_fail("NewTopic %s: set_config %s", topic, key);
     rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
     ev = rd_kafka_queue_poll(q, 30000);
     if (!ev)

@@ -91,6 +91,9 @@ rd_kafka_t *tl_new(rd_kafka_type_t type, rd_kafka_conf_t *conf);
  * asked for, or more when the broker has no CreateTopics and the topic was
  * auto-created instead; tests then use the first `partitions` only. */
 int tl_create_topic(rd_kafka_t *rk, const char *topic, int partitions);
+/* The same with one topic config (key NULL: none). */
+int tl_create_topic_cfg(rd_kafka_t *rk, const char *topic, int partitions, const char *key,
+                        const char *val);
 /* Waits until metadata shows topic with leaders; returns its partition count. */
 int tl_wait_topic(rd_kafka_t *rk, const char *topic, int timeout_ms);
 
