@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net/net_loop.h"
 #include "net/net_pool.h"
@@ -294,20 +295,28 @@ static void part_snap_done(net_job_t *job)
     part_snap_t *ps = (part_snap_t *)job;
     topic_t *topic = part_topic_by_id(ps->reg, ps->topic_id);
     part_t *part = topic ? part_get(topic, ps->partition) : NULL;
-    if (part && log_uid(part->log) == ps->log_uid)
+    if (part && log_uid(part->log) == ps->log_uid) {
         log_snapshot_done(part->log, &ps->snap);
-    else
-        log_snap_free(&ps->snap); /* the log is gone, and its directory with it */
+    } else {
+        /* The log is gone. Its directory was renamed away, but a topic
+         * made again under the same name has its path now: the file must
+         * not stay there as that log's producer state. */
+        if (ps->snap.rc != -1)
+            unlink(ps->snap.path);
+        log_snap_free(&ps->snap);
+    }
     free(ps);
 }
 
+/* Called after every committed append: the allocation waits until a
+ * snapshot is due (after a roll). */
 void part_flush_snapshot(part_reg_t *reg, part_t *part)
 {
-    part_snap_t *ps = xcalloc(1, sizeof(*ps));
-    if (!log_snapshot_take(part->log, &ps->snap)) {
-        free(ps);
+    log_snap_t snap;
+    if (!log_snapshot_take(part->log, &snap))
         return;
-    }
+    part_snap_t *ps = xcalloc(1, sizeof(*ps));
+    ps->snap = snap;
     ps->reg = reg;
     memcpy(ps->topic_id, part->topic->id, 16);
     ps->partition = part->index;
