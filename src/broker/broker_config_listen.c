@@ -115,8 +115,12 @@ static int bcfg_map_load(broker_config_t *cfg, bcfg_map_t *m)
 
     memset(m, 0, sizeof(*m));
     m->cfg = cfg;
-    if (spec)
-        return cfg_val_items(spec, bcfg_map_item, m) ? -1 : 0;
+    if (spec) {
+        if (!cfg_val_items(spec, bcfg_map_item, m))
+            return 0;
+        bcfg_map_free(m); /* the elements before the bad one */
+        return -1;
+    }
     for (int i = 0; bcfg_protocols[i]; i++)
         bcfg_map_add(m, bcfg_protocols[i], strlen(bcfg_protocols[i]), 1, bcfg_protocols[i],
                      strlen(bcfg_protocols[i]));
