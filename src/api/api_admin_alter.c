@@ -328,18 +328,31 @@ static int api_list_split_raw(char *s, char **out, int max)
     return n;
 }
 
+/* The most items a comma list can split into. */
+static int api_list_max(const char *s)
+{
+    int n = 1;
+    for (; *s; s++)
+        n += *s == ',';
+    return n;
+}
+
 /* APPEND (op 2) adds the items of arg not yet in cur, SUBTRACT (3) removes
  * them; raw: split as a broker key's value. Returns the new value in the
  * arena. */
 static char *api_list_op(api_req_t *req, const char *cur, int8_t op, const char *arg, bool raw)
 {
-    char *cur_items[64], *arg_items[64];
     cur = cur ? cur : "";
     arg = arg ? arg : "";
+    /* As many slots as the lists can have items (one per partition in a
+     * throttled replicas list): none may be dropped. */
+    int maxc = api_list_max(cur), maxa = api_list_max(arg);
+    char **cur_items = arena_calloc(req->arena, (size_t)maxc, sizeof(char *));
+    char **arg_items = arena_calloc(req->arena, (size_t)maxa, sizeof(char *));
     char *c = arena_strndup(req->arena, cur, strlen(cur));
     char *args = arena_strndup(req->arena, arg, strlen(arg));
-    int nc = raw ? api_list_split_raw(c, cur_items, 64) : api_list_split(c, cur_items, 64);
-    int na = raw ? api_list_split_raw(args, arg_items, 64) : api_list_split(args, arg_items, 64);
+    int nc = raw ? api_list_split_raw(c, cur_items, maxc) : api_list_split(c, cur_items, maxc);
+    int na = raw ? api_list_split_raw(args, arg_items, maxa) : api_list_split(args, arg_items, maxa);
     size_t cap = strlen(cur) + strlen(arg) + 2;
     char *out = arena_calloc(req->arena, cap, 1);
 

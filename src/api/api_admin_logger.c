@@ -80,33 +80,14 @@ static int16_t api_logger_check(api_req_t *req, const api_iac_cfg_t *c, char *er
 
 typedef proto_incremental_alter_configs_req_alter_configs_resource_t api_iac_res_t;
 
-static int api_logger_dup(const api_iac_res_t *rr)
-{
-    for (int32_t i = 0; i < rr->configs.n; i++)
-        for (int32_t j = 0; j < i; j++)
-            if (rr->configs.v[i].name.len == rr->configs.v[j].name.len &&
-                !memcmp(rr->configs.v[i].name.p, rr->configs.v[j].name.p,
-                        (size_t)(rr->configs.v[i].name.len > 0 ? rr->configs.v[i].name.len : 0)))
-                return 1;
-    return 0;
-}
-
 int16_t api_iac_logger(api_req_t *req, const api_iac_res_t *rr, bool validate_only, char *err,
                        size_t errlen)
 {
     const char *node;
     int16_t e;
 
-    if (api_logger_dup(rr)) {
-        snprintf(err, errlen, "Error due to duplicate config keys");
-        return KERR_INVALID_REQUEST;
-    }
-    for (int32_t i = 0; i < rr->configs.n; i++)
-        if (rr->configs.v[i].config_operation == 0 && rr->configs.v[i].value.len < 0) {
-            const char *name = api_cstr(req, rr->configs.v[i].name);
-            snprintf(err, errlen, "Null value not supported for : %s", name ? name : "");
-            return KERR_INVALID_REQUEST;
-        }
+    /* A key named twice and null values were refused already
+     * (api_alter_pre, for every resource type). */
     if ((e = api_cfg_node(req, rr->resource_name, API_NODE_LOGGER_ALTER, &node, err, errlen)))
         return e;
     for (int32_t i = 0; i < rr->configs.n; i++)

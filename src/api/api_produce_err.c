@@ -28,6 +28,7 @@ typedef struct api_perr_s {
     proto_produce_resp_batch_index_and_error_message_t *v;
     int32_t n, cap;
     int any_timestamp; /* a timestamp error among them */
+    const topic_t *topic; /* found by name or (v13+) by id, or NULL */
 } api_perr_t;
 
 static proto_str_t api_perr_str(api_req_t *req, const char *s, int n)
@@ -59,7 +60,8 @@ static int api_perr_text(const api_perr_t *pe, const log_record_error_t *e, char
         return snprintf(out, cap,
                         "Compacted topic cannot accept message without key in topic partition "
                         "%.*s-%d",
-                        (int)ent->topic_len, ent->topic, ent->partition);
+                        pe->topic ? (int)pe->topic->name_len : (int)ent->topic_len,
+                        pe->topic ? pe->topic->name : ent->topic, ent->partition);
     if (e->log_append_time) {
         api_perr_record(rec, sizeof(rec), e->rec);
         return snprintf(out, cap,
@@ -129,7 +131,10 @@ static proto_str_t api_perr_summary(api_perr_t *pe)
 int api_produce_record_errors(api_req_t *req, const part_append_ent_t *ent,
                               proto_produce_resp_partition_produce_response_t *pr)
 {
-    api_perr_t pe = {req, ent, NULL, 0, 0, 0};
+    /* v13 names topics by id only: the name comes from the registry */
+    topic_t *topic = ent->by_id ? part_topic_by_id(req->b->reg, ent->id)
+                                : part_topic_get(req->b->reg, ent->topic, ent->topic_len);
+    api_perr_t pe = {req, ent, NULL, 0, 0, 0, topic};
     if (!ent->records || ent->len <= 0 ||
         (ent->verr != KERR_INVALID_RECORD && ent->verr != KERR_INVALID_TIMESTAMP))
         return 0;
@@ -141,8 +146,7 @@ int api_produce_record_errors(api_req_t *req, const part_append_ent_t *ent,
     /* Kafka answers such a rejection with the partition's log start
      * offset (and no other offset). */
     part_t *part;
-    if (!ent->by_id &&
-        !part_find_by_name(req->b->reg, ent->topic, (int32_t)ent->topic_len, ent->partition, &part))
+    if (topic && !part_find(topic, ent->partition, &part))
         pr->log_start_offset = part_log_start(part);
     return 1;
 }

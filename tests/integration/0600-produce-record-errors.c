@@ -5,7 +5,7 @@
  * were read from Kafka 4.4's answers to the same requests). A client then
  * fails exactly those records with the partition's error and the others
  * with a retriable one (compat/client-bugs-java.sh shows the Java
- * producer doing so). Raw Produce v9 and v11 requests, each of one batch
+ * producer doing so). Raw Produce v9, v11 and v13 (topics by id) requests, each of one batch
  * of 8 records:
  *
  *   A. compacted topic, records 0, 2 and 5 without a key: INVALID_RECORD,
@@ -87,6 +87,12 @@ static proto_produce_resp_partition_produce_response_t produce(const char *topic
     r.acks = -1;
     r.timeout_ms = 10000;
     t.name = S(topic);
+    if (ver >= 13) { /* topics by id only */
+        proto_metadata_resp_t md;
+        tl_wire_metadata(wfd, &arena, 12, topic, 0, &md);
+        TL_ASSERT(md.topics.n == 1 && md.topics.v[0].error_code == 0, "metadata of %s", topic);
+        memcpy(t.topic_id.b, md.topics.v[0].topic_id.b, 16);
+    }
     t.partition_data.n = 1;
     t.partition_data.v = &pd;
     r.topic_data.n = 1;
@@ -250,8 +256,8 @@ int main(void)
     wfd = tl_connect(bs, 20000);
     TL_ASSERT(wfd >= 0, "connect %s", bs);
 
-    static const int16_t vers[] = {9, 11};
-    for (int v = 0; v < 2; v++) {
+    static const int16_t vers[] = {9, 11, 13};
+    for (int v = 0; v < 3; v++) {
         tl_log("Produce v%d", vers[v]);
         scenario_a(tc, vers[v], LOG_BATCH_CODEC_NONE);
         scenario_a(tc, vers[v], LOG_BATCH_CODEC_LZ4);
