@@ -36,7 +36,7 @@ static inline int in_range(int16_t v, int16_t lo, int16_t hi)
 
 /* ---- init and defaults ---- */
 
-static void store_int(uint8_t type, void *p, int64_t v)
+void proto_int_store(uint8_t type, void *p, int64_t v)
 {
     switch (type) {
     case PROTO_T_BOOL: *(bool *)p = v != 0; break;
@@ -50,7 +50,7 @@ static void store_int(uint8_t type, void *p, int64_t v)
     }
 }
 
-static int64_t load_int(uint8_t type, const void *p)
+int64_t proto_int_load(uint8_t type, const void *p)
 {
     switch (type) {
     case PROTO_T_BOOL: return *(const bool *)p;
@@ -95,7 +95,7 @@ static void init_field(const proto_field_t *f, void *p)
         proto_struct_init(f->sub, p);
         break;
     default:
-        store_int(f->type, p, f->def_i);
+        proto_int_store(f->type, p, f->def_i);
     }
 }
 
@@ -137,7 +137,7 @@ int proto_field_is_default(const proto_field_t *f, const void *p)
         }
         return 1;
     default:
-        return load_int(f->type, p) == f->def_i;
+        return proto_int_load(f->type, p) == f->def_i;
     }
 }
 

@@ -85,6 +85,10 @@ void proto_msg_encode(const proto_msg_t *msg, const void *m, int16_t version,
 /* 1 when the field value at p equals the field's default (deep for
  * structs). Tagged fields are written only when this is 0. */
 int proto_field_is_default(const proto_field_t *f, const void *p);
+/* An integer field (PROTO_T_BOOL to PROTO_T_INT64) at p, of its type;
+ * other types: stores nothing, loads 0. */
+void proto_int_store(uint8_t type, void *p, int64_t v);
+int64_t proto_int_load(uint8_t type, const void *p);
 
 /* Generated: the message table, for generic tests and tools. resp 0 gives
  * the request, 1 the response; NULL when undefined. */

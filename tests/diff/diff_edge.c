@@ -174,25 +174,11 @@ static void diff_int_extras(diff_edge_t *e, const proto_field_t *f)
     }
 }
 
-static int64_t diff_load_int(uint8_t type, const void *p)
-{
-    switch (type) {
-    case PROTO_T_BOOL: return *(const bool *)p;
-    case PROTO_T_INT8: return *(const int8_t *)p;
-    case PROTO_T_INT16: return *(const int16_t *)p;
-    case PROTO_T_UINT16: return *(const uint16_t *)p;
-    case PROTO_T_INT32: return *(const int32_t *)p;
-    case PROTO_T_UINT32: return *(const uint32_t *)p;
-    case PROTO_T_INT64: return *(const int64_t *)p;
-    default: return 0;
-    }
-}
-
 static void diff_int_vars(diff_edge_t *e, const proto_field_t *f, const void *p)
 {
     if (f->type == PROTO_T_BOOL) {
-        diff_var(e, diff_load_int(f->type, p) ? "false" : "true", E_INT,
-                 !diff_load_int(f->type, p), NULL);
+        diff_var(e, proto_int_load(f->type, p) ? "false" : "true", E_INT,
+                 !proto_int_load(f->type, p), NULL);
         return;
     }
     diff_int_limits(e, f->type);
@@ -210,7 +196,7 @@ static void diff_int_vars(diff_edge_t *e, const proto_field_t *f, const void *p)
             if (e->v[k].op == E_INT && (e->v[k].i < 0 || e->v[k].i > 3))
                 e->v[k--] = e->v[--e->nv];
     /* The valid value itself is no variant. */
-    int64_t cur = diff_load_int(f->type, p);
+    int64_t cur = proto_int_load(f->type, p);
     for (int k = 0; k < e->nv; k++)
         if (e->v[k].op == E_INT && e->v[k].i == cur)
             e->v[k--] = e->v[--e->nv];

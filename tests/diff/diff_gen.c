@@ -186,20 +186,6 @@ static const uint8_t *diff_keep(diff_gen_t *g, buf_t *b, int32_t *len)
     return p;
 }
 
-static void diff_store_int(uint8_t type, void *p, int64_t v)
-{
-    switch (type) {
-    case PROTO_T_BOOL: *(bool *)p = v != 0; break;
-    case PROTO_T_INT8: *(int8_t *)p = (int8_t)v; break;
-    case PROTO_T_INT16: *(int16_t *)p = (int16_t)v; break;
-    case PROTO_T_UINT16: *(uint16_t *)p = (uint16_t)v; break;
-    case PROTO_T_INT32: *(int32_t *)p = (int32_t)v; break;
-    case PROTO_T_UINT32: *(uint32_t *)p = (uint32_t)v; break;
-    case PROTO_T_INT64: *(int64_t *)p = v; break;
-    default: break;
-    }
-}
-
 /* A primitive value (or one array element) as the rule says. */
 static void diff_gen_prim(diff_gen_t *g, const proto_field_t *f, const diff_rule_t *r, void *p)
 {
@@ -234,7 +220,7 @@ static void diff_gen_prim(diff_gen_t *g, const proto_field_t *f, const diff_rule
         break;
     }
     default:
-        diff_store_int(f->type, p, r->i);
+        proto_int_store(f->type, p, r->i);
     }
     buf_free(&b);
 }
