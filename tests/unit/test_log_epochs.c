@@ -5,6 +5,7 @@
  * old file back) the recovery puts the entries of the batches past the
  * recovery point back, and a file cut short makes the open read every
  * batch. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,29 @@ static void test_no_sync_on_new_epoch(void)
     CU_ASSERT_EQUAL(log_close(log), 0);
 }
 
+/* The checkpoint's sync is part of the flush: when it fails (the second
+ * sync, after the segment's), the flush fails and the recovery point
+ * stays below the batches of the epoch it would have covered. */
+static void test_failed_sync_keeps_recovery_point(void)
+{
+    const char *dir = fresh_dir();
+    log_t *log = open_at(dir, 1, 0);
+    int64_t rp;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    append(log, 0);
+    CU_ASSERT_EQUAL(log_flush(log, NOW), 0);
+    rp = log_recovery_point(log);
+    append(log, 1);
+    fault_fail_nth(FAULT_SYNC, 2, EIO);
+    CU_ASSERT_EQUAL(log_flush(log, NOW), -1);
+    CU_ASSERT_EQUAL(fault_injected(), 1);
+    fault_reset();
+    CU_ASSERT_EQUAL(log_recovery_point(log), rp);
+    CU_ASSERT(log_offline(log));
+    log_free(log);
+}
+
 /* A crash lost the rewrite that epoch 1 made (the file as the last flush
  * left it): the recovery from the recovery point finds epoch 1 again. */
 static void test_lost_rewrite_recovered(void)
@@ -177,6 +201,8 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("log epochs", NULL, NULL);
     CU_add_test(s, "no fsync when an epoch begins", test_no_sync_on_new_epoch);
+    CU_add_test(s, "a failed checkpoint sync keeps the recovery point",
+                test_failed_sync_keeps_recovery_point);
     CU_add_test(s, "a lost rewrite is recovered", test_lost_rewrite_recovered);
     CU_add_test(s, "a checkpoint cut short is rebuilt", test_cut_short_rebuilt);
     int rc = unit_run();
