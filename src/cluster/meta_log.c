@@ -328,13 +328,20 @@ typedef struct meta_commit_s {
     int64_t base;
     int64_t now_ms;
     log_sync_t sync;
+    log_snap_t snap; /* the producer snapshot a roll left, if has_snap */
+    int has_snap;
     meta_commit_fn *cb;
     void *udata;
 } meta_commit_t;
 
+/* The sync, and the snapshot of a roll the append made (written here, off
+ * the loop, as the partition layer writes its logs'). */
 static void meta_commit_work(net_job_t *job)
 {
-    log_sync_run(&((meta_commit_t *)job)->sync);
+    meta_commit_t *mc = (meta_commit_t *)job;
+    log_sync_run(&mc->sync);
+    if (mc->has_snap)
+        log_snap_write(&mc->snap);
 }
 
 /* The layers above have made the change theirs: the requester hears. */
@@ -352,6 +359,8 @@ static void meta_commit_done(net_job_t *job)
     meta_log_t *ml = mc->ml;
 
     ml->out = NULL;
+    if (mc->has_snap)
+        log_snapshot_done(ml->log, &mc->snap);
     if (log_sync_end(ml->log, &mc->sync, mc->now_ms) < 0) {
         int16_t kerr = meta_log_take_back(ml, mc->base);
         buf_free(&mc->batch);
@@ -387,6 +396,7 @@ void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_
     mc->now_ms = now_ms;
     mc->cb = cb;
     mc->udata = udata;
+    mc->has_snap = log_snapshot_take(ml->log, &mc->snap);
     mc->job.work = meta_commit_work;
     mc->job.done = meta_commit_done;
     ml->out = mc;
