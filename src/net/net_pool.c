@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ typedef struct net_worker_s {
     struct net_pool_s *pool;
     pthread_t tid;
     int retire;
+    int exited; /* retired and out of its loop: to be joined (todo_mu) */
 } net_worker_t;
 
 struct net_pool_s {
@@ -62,6 +64,8 @@ static void *net_pool_worker(void *arg)
             pool->todo.head = job->next;
             if (!pool->todo.head)
                 pool->todo.tail = NULL;
+        } else if (w->retire) {
+            w->exited = 1;
         }
         pthread_mutex_unlock(&pool->todo_mu);
         if (!job)
@@ -199,8 +203,34 @@ int net_pool_threads(const net_pool_t *pool)
     return pool->active;
 }
 
+int net_pool_held(const net_pool_t *pool)
+{
+    return pool->nworkers;
+}
+
+/* Joins the retired workers that have left their loop (their stacks stay
+ * until joined), so that resizing again and again holds nothing. */
+static void net_pool_join_retired(net_pool_t *pool)
+{
+    for (int i = 0; i < pool->nworkers;) {
+        pthread_mutex_lock(&pool->todo_mu);
+        int exited = pool->workers[i]->exited;
+        pthread_mutex_unlock(&pool->todo_mu);
+        if (!exited) {
+            i++;
+            continue;
+        }
+        pthread_join(pool->workers[i]->tid, NULL);
+        free(pool->workers[i]);
+        memmove(&pool->workers[i], &pool->workers[i + 1],
+                (size_t)(pool->nworkers - i - 1) * sizeof(*pool->workers));
+        pool->nworkers--;
+    }
+}
+
 int net_pool_resize(net_pool_t *pool, int nthreads)
 {
+    net_pool_join_retired(pool);
     while (pool->active < nthreads)
         if (net_pool_spawn(pool) < 0)
             return -1;

@@ -39,6 +39,9 @@ void net_pool_submit_first(net_pool_t *pool, net_job_t *job);
 void net_pool_free(net_pool_t *pool);
 /* Worker threads (not retired). */
 int net_pool_threads(const net_pool_t *pool);
+/* Threads not yet joined: the active ones and the retired ones that have
+ * not left their loop by the last resize. */
+int net_pool_held(const net_pool_t *pool);
 /* Grows the pool to nthreads (>= 1) workers at once, or shrinks it: the
  * newest workers end after the job each is running (they are joined when
  * the pool is freed), the loop never waits for them. 0, or -1 with errno

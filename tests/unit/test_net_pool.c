@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "net/net_pool.h"
 #include "tests/unit/unit.h"
@@ -143,12 +144,42 @@ static void test_resize(void)
     free(jobs);
 }
 
+static int exits(void)
+{
+    pthread_mutex_lock(&exit_mu);
+    int n = thread_exits;
+    pthread_mutex_unlock(&exit_mu);
+    return n;
+}
+
+/* Retired workers are joined by the next resize: shrinking and growing
+ * again and again holds no more threads than are active. */
+static void test_resize_joins(void)
+{
+    thread_exits = 0;
+    loop = net_loop_new();
+    net_pool_t *pool = net_pool_new(loop, 1, on_thread_exit);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+    for (int round = 1; round <= 20; round++) {
+        CU_ASSERT_EQUAL(net_pool_resize(pool, 4), 0);
+        CU_ASSERT_EQUAL(net_pool_resize(pool, 1), 0);
+        for (int ms = 0; ms < 5000 && exits() < 3 * round; ms++)
+            usleep(1000);
+        CU_ASSERT_EQUAL(net_pool_resize(pool, 1), 0);
+        CU_ASSERT_EQUAL(net_pool_held(pool), 1);
+    }
+    net_pool_free(pool);
+    net_loop_free(loop);
+    loop = NULL;
+}
+
 int main(void)
 {
     CU_initialize_registry();
     CU_pSuite s = CU_add_suite("net_pool", NULL, NULL);
     CU_add_test(s, "jobs go out and come back on the loop", test_round_trip);
     CU_add_test(s, "resized while jobs run", test_resize);
+    CU_add_test(s, "retired workers joined", test_resize_joins);
     CU_add_test(s, "free finishes queued jobs", test_free_drains);
     return unit_run();
 }
