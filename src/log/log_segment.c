@@ -436,9 +436,10 @@ void log_segment_account(log_segment_t *seg, size_t len, const log_batch_hdr_t *
     }
     if (seg->bytes_since_index > index_interval) {
         /* an entry without disk space is skipped (log_index.h, "A full
-         * disk"); the next batch tries again */
-        if (log_oidx_append(&seg->oidx, last, (int32_t)pos) == 0)
-            seg->bytes_since_index = 0;
+         * disk"), and the next try waits for the next interval: not a
+         * reservation attempt for every batch while the disk stays full */
+        log_oidx_append(&seg->oidx, last, (int32_t)pos);
+        seg->bytes_since_index = 0;
         log_tidx_maybe_append(&seg->tidx, seg->max_ts, seg->max_ts_offset, 0);
     }
     seg->bytes_since_index += (int64_t)len;
