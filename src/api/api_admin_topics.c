@@ -2,6 +2,7 @@
  * the whole cluster, so every partition has this node as its only replica:
  * a replication factor above 1, or an assignment naming another broker,
  * is refused as Kafka refuses one that exceeds its registered brokers. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,28 +12,35 @@
 #include "cluster/cfg_topic.h"
 #include "cluster/ctl_limits.h"
 #include "util/fdb.h"
+#include "util/smap.h"
 #include "util/uuid.h"
 
 #define API_ERRLEN 512
 
-/* 1 if name occurs in names[0..i) (duplicates in one request). */
-static int api_admin_dup(const proto_str_t *names, int32_t i)
-{
-    for (int32_t j = 0; j < i; j++)
-        if (names[j].len == names[i].len && names[j].len >= 0 &&
-            !memcmp(names[j].p, names[i].p, (size_t)names[i].len))
-            return 1;
-    return 0;
-}
+/* Of each name in a request (names[0..n)), by hash: REPEATED when it occurs
+ * more than once, EARLIER when a copy comes before it. A null name is
+ * neither. The flags are in the request's arena. */
+enum { API_NAME_REPEATED = 1, API_NAME_EARLIER = 2 };
 
-/* 1 if names[i] occurs more than once in names[0..n). */
-static int api_admin_repeated(const proto_str_t *names, int32_t n, int32_t i)
+static uint8_t *api_admin_name_flags(api_req_t *req, const proto_str_t *names, int32_t n)
 {
-    for (int32_t j = 0; j < n; j++)
-        if (j != i && names[j].len == names[i].len && names[j].len >= 0 &&
-            !memcmp(names[j].p, names[i].p, (size_t)names[i].len))
-            return 1;
-    return 0;
+    uint8_t *fl = arena_calloc(req->arena, (size_t)n + 1, 1);
+    smap_t seen;
+
+    smap_init(&seen);
+    for (int32_t i = 0; i < n; i++) {
+        if (names[i].len < 0)
+            continue;
+        uintptr_t first = (uintptr_t)smap_get(&seen, names[i].p, (size_t)names[i].len);
+        if (!first) {
+            smap_put(&seen, names[i].p, (size_t)names[i].len, (void *)(uintptr_t)(i + 1));
+            continue;
+        }
+        fl[first - 1] |= API_NAME_REPEATED;
+        fl[i] |= API_NAME_REPEATED | API_NAME_EARLIER;
+    }
+    smap_free(&seen);
+    return fl;
 }
 
 /* Kafka's controller refuses a change whose deadline (now + timeout) has
@@ -288,8 +296,9 @@ void api_create_topics(api_req_t *req)
     const char *lim = api_ct_limits(req, &r, &lim_err);
     for (int32_t i = 0; i < n; i++)
         names[i] = r.topics.v[i].name;
+    uint8_t *fl = api_admin_name_flags(req, names, n);
     for (int32_t i = 0; i < n; i++) {
-        if (api_admin_repeated(names, n, i))
+        if (fl[i] & API_NAME_REPEATED)
             continue;
         api_ct_res_t *res = api_ct_entry(req, &ct->resp, names[i]);
         if (api_admin_timed_out(r.timeout_ms))
@@ -300,7 +309,7 @@ void api_create_topics(api_req_t *req)
             api_ct_one(ct, &r.topics.v[i], r.validate_only, res);
     }
     for (int32_t i = 0; i < n; i++)
-        if (api_admin_repeated(names, n, i) && !api_admin_dup(names, i))
+        if (fl[i] == API_NAME_REPEATED)
             api_ct_fail(req, api_ct_entry(req, &ct->resp, names[i]), KERR_INVALID_REQUEST,
                         "Duplicate topic name.");
     api_admin_wait_end(&ct->w);
@@ -406,7 +415,7 @@ static proto_str_t api_dt_key(const proto_delete_topics_req_t *r, int16_t ver, i
  * name and id), then one entry per name or id given twice (neither is
  * deleted), then the topics themselves. */
 static void api_dt_invalid(api_req_t *req, api_dt_t *dt, const proto_delete_topics_req_t *r,
-                           const proto_str_t *keys, int32_t n)
+                           const proto_str_t *keys, const uint8_t *fl, int32_t n)
 {
     static const uint8_t zero[16];
     for (int32_t i = 0; req->hdr.api_version >= 6 && i < n; i++) {
@@ -420,7 +429,7 @@ static void api_dt_invalid(api_req_t *req, api_dt_t *dt, const proto_delete_topi
                         "You may not specify both topic name and topic id.");
     }
     for (int32_t i = 0; i < n; i++) {
-        if (!api_admin_repeated(keys, n, i) || api_admin_dup(keys, i))
+        if (fl[i] != API_NAME_REPEATED)
             continue;
         int by_name = req->hdr.api_version < 6 || r->topics.v[i].name.len >= 0;
         proto_str_t name = by_name ? keys[i] : PROTO_STR_NULL;
@@ -449,13 +458,14 @@ void api_delete_topics(api_req_t *req)
         keys[i] = api_dt_key(&r, ver, i);
     proto_delete_topics_resp_init(&dt->resp);
     dt->resp.responses.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*dt->resp.responses.v));
-    api_dt_invalid(req, dt, &r, keys, n);
+    uint8_t *fl = api_admin_name_flags(req, keys, n);
+    api_dt_invalid(req, dt, &r, keys, fl, n);
     for (int32_t i = 0; i < n; i++) {
         proto_str_t name = ver >= 6 ? r.topics.v[i].name : r.topic_names.v[i];
         const uint8_t *id = ver >= 6 ? r.topics.v[i].topic_id.b : zero;
         if (ver >= 6 && (name.len < 0) == uuid_is_zero(id))
             continue; /* answered by api_dt_invalid */
-        if (api_admin_repeated(keys, n, i))
+        if (fl[i] & API_NAME_REPEATED)
             continue;
         api_dt_res_t *res = api_dt_entry(&dt->resp, name, id);
         if (api_admin_timed_out(r.timeout_ms))
@@ -588,15 +598,16 @@ void api_create_partitions(api_req_t *req)
     const char *lim = api_cp_limits(req, &r, &lim_err);
     for (int32_t i = 0; i < n; i++)
         names[i] = r.topics.v[i].name;
+    uint8_t *fl = api_admin_name_flags(req, names, n);
     for (int32_t i = 0; i < n; i++)
-        if (api_admin_repeated(names, n, i) && !api_admin_dup(names, i)) {
+        if (fl[i] == API_NAME_REPEATED) {
             proto_create_partitions_resp_create_partitions_topic_result_t *res =
                 api_cp_entry(&cp->resp, names[i]);
             res->error_code = KERR_INVALID_REQUEST;
             res->error_message = PROTO_STR("Duplicate topic name.");
         }
     for (int32_t i = 0; i < n; i++) {
-        if (api_admin_repeated(names, n, i))
+        if (fl[i] & API_NAME_REPEATED)
             continue;
         proto_create_partitions_resp_create_partitions_topic_result_t *res =
             api_cp_entry(&cp->resp, names[i]);
