@@ -33,13 +33,7 @@ static void broker_dyn_merged(const broker_t *b, props_t *out)
     cfg_bview_t bv;
 
     cfg_bview_init(&bv, ctl_image(b->node.ctl), ctl_node_name(b->node.ctl), &b->node.cfg.props);
-    props_init(out);
-    for (int i = 0; i < b->node.cfg.props.n; i++)
-        props_set(out, b->node.cfg.props.v[i].key, b->node.cfg.props.v[i].value);
-    for (int i = 0; bv.dflt && i < bv.dflt->n; i++)
-        props_set(out, bv.dflt->v[i].key, bv.dflt->v[i].value);
-    for (int i = 0; bv.node && i < bv.node->n; i++)
-        props_set(out, bv.node->v[i].key, bv.node->v[i].value);
+    cfg_bview_merge(&bv, out);
 }
 
 /* A number of the config a change would make, or of the running one

@@ -72,6 +72,9 @@ typedef struct cfg_bview_s {
 /* The layers of node `node` (its id as a string) in img (may be NULL). */
 void cfg_bview_init(cfg_bview_t *v, const meta_image_t *img, const char *node,
                     const props_t *props);
+/* The config the broker runs with, into out (props_free): props, then the
+ * dynamic defaults, then the node's dynamic configs over them. */
+void cfg_bview_merge(const cfg_bview_t *v, props_t *out);
 /* A key's value at the highest layer above Kafka's defaults that sets
  * it, with that layer's source in *src (may be NULL); NULL when none
  * does. */

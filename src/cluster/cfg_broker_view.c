@@ -184,3 +184,14 @@ void cfg_broker_resolve(const char *name, const cfg_bview_t *v, bool per_broker,
     cfg_broker_synlist(v, name, names, n, per_broker, sens, out);
     out->source = out->nsyn ? out->syn[0].source : CFG_SRC_DEFAULT;
 }
+
+void cfg_bview_merge(const cfg_bview_t *v, props_t *out)
+{
+    props_init(out);
+    for (int i = 0; v->props && i < v->props->n; i++)
+        props_set(out, v->props->v[i].key, v->props->v[i].value);
+    for (int i = 0; v->dflt && i < v->dflt->n; i++)
+        props_set(out, v->dflt->v[i].key, v->dflt->v[i].value);
+    for (int i = 0; v->node && i < v->node->n; i++)
+        props_set(out, v->node->v[i].key, v->node->v[i].value);
+}

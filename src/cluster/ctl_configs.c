@@ -68,13 +68,8 @@ static const char *ctl_set_get(const mi_kv_t *v, int n, const char *key)
 static void ctl_merged(const ctl_t *ctl, const mi_config_t *dflt, const mi_config_t *node,
                        props_t *out)
 {
-    props_init(out);
-    for (int i = 0; ctl->props && i < ctl->props->n; i++)
-        props_set(out, ctl->props->v[i].key, ctl->props->v[i].value);
-    for (int i = 0; dflt && i < dflt->n; i++)
-        props_set(out, dflt->v[i].key, dflt->v[i].value);
-    for (int i = 0; node && i < node->n; i++)
-        props_set(out, node->v[i].key, node->v[i].value);
+    cfg_bview_t v = {node, dflt, ctl->props};
+    cfg_bview_merge(&v, out);
 }
 
 /* The broker's check of the config the change would make: the new set
