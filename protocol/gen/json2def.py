@@ -3,6 +3,7 @@
 JSON message definitions (a developer's tool, never run by the build).
 
     protocol/gen/json2def.py KIND FILE.json > protocol/records/DIR/NAME.def
+    protocol/gen/json2def.py api REQUEST.json RESPONSE.json > protocol/NAME.def
 
 KIND is the record kind of protocol/README.md (metadata, control, data,
 group-key, group-value, txn-key, txn-value); for `control` give the
@@ -82,7 +83,37 @@ def field_line(f, indent, out, commons, seen):
             sys.exit("json2def: %s: struct %s is not defined" % (name, elem))
 
 
+def body(j, out):
+    commons = {c["name"]: c for c in j.get("commonStructs", [])}
+    for f in j["fields"]:
+        field_line(f, 1, out, commons, set())
+    return commons
+
+
+def api_main(req_path, resp_path):
+    req, resp = load(req_path), load(resp_path)
+    name = req["name"][:-len("Request")]
+    out = ["# %s (API key %d)." % (name, req["apiKey"]),
+           "# Facts from the Kafka protocol definitions; format: protocol/README.md.",
+           "",
+           "api %s key=%d versions=%s flexible=%s" % (
+               name, req["apiKey"], req["validVersions"],
+               vr(req.get("flexibleVersions"))),
+           "", "request"]
+    commons = dict(body(req, out))
+    out += ["", "response"]
+    commons.update(body(resp, out))
+    for c in commons.values():
+        out.append("")
+        out.append("common %s %s" % (c["name"], c["versions"]))
+        for f in c["fields"]:
+            field_line(f, 1, out, commons, set())
+    print("\n".join(out))
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "api":
+        return api_main(sys.argv[2], sys.argv[3])
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     kind, path = sys.argv[1], sys.argv[2]
