@@ -1,0 +1,251 @@
+/* The Raft core's messages on the wire (cluster/raft_wire.c): every
+ * message at every version Kafka 4.4 accepts goes through the generated
+ * encoder and back through the decoder with its fields intact; the
+ * receiver's checks (cluster id, the metadata partition, the voter key);
+ * a top-level error; the batch headers of a run of records. */
+#include <string.h>
+
+#include "cluster/meta_log.h"
+#include "cluster/raft_wire.h"
+#include "proto/proto.h"
+#include "tests/unit/unit.h"
+#include "util/kerr.h"
+
+static arena_t arena;
+
+static raft_wire_t wire(int32_t id)
+{
+    raft_wire_t w;
+    memset(&w, 0, sizeof(w));
+    w.cluster_id = "MkU3OEVBNTcwNTJENDM2Qg";
+    w.node_id = id;
+    w.dir_id[15] = (uint8_t)id;
+    w.listener = "CONTROLLER";
+    w.host = "127.0.0.1";
+    w.port = 9093;
+    w.max_bytes = 1 << 20;
+    return w;
+}
+
+static raft_msg_t req_of(int type)
+{
+    raft_msg_t m;
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    m.src = 1;
+    m.dst = 2;
+    m.epoch = 7;
+    m.last_epoch = 6;
+    m.last_offset = 1234;
+    m.prevote = type == RAFT_VOTE_REQ;
+    m.nsuccessors = 2;
+    m.successors[0] = 3;
+    m.successors[1] = 2;
+    m.fetch_offset = 99;
+    m.last_fetched_epoch = 5;
+    m.max_wait_ms = 500;
+    return m;
+}
+
+/* Encodes req as node 1, decodes it as node 2. */
+static int round_req(int type, int16_t v, raft_msg_t *out)
+{
+    raft_wire_t w1 = wire(1), w2 = wire(2);
+    raft_msg_t m = req_of(type);
+    buf_t b;
+    buf_init(&b);
+    raft_wire_encode_req(&w1, &m, v, &b);
+    int rc = raft_wire_decode_req(&w2, raft_wire_api_key(type), v, b.p, b.len, &arena, out);
+    buf_free(&b);
+    return rc;
+}
+
+static void check_req(int type, int16_t vmin, int16_t vmax)
+{
+    for (int16_t v = vmin; v <= vmax; v++) {
+        raft_msg_t d;
+        CU_ASSERT_EQUAL_FATAL(round_req(type, v, &d), 0);
+        CU_ASSERT_EQUAL(d.type, type);
+        CU_ASSERT_EQUAL(d.src, 1);
+        CU_ASSERT_EQUAL(d.dst, 2);
+        /* a fetch carries its epoch from v9 (current_leader_epoch) */
+        CU_ASSERT_EQUAL(d.epoch, type == RAFT_FETCH_REQ && v < 9 ? -1 : 7);
+        if (type == RAFT_VOTE_REQ) {
+            CU_ASSERT_EQUAL(d.last_epoch, 6);
+            CU_ASSERT_EQUAL(d.last_offset, 1234);
+            CU_ASSERT_EQUAL(d.prevote, v >= 2);
+        } else if (type == RAFT_END_REQ) {
+            CU_ASSERT_EQUAL(d.nsuccessors, 2);
+            CU_ASSERT_EQUAL(d.successors[0], 3);
+        } else if (type == RAFT_FETCH_REQ) {
+            CU_ASSERT_EQUAL(d.fetch_offset, 99);
+            CU_ASSERT_EQUAL(d.last_fetched_epoch, v >= 12 ? 5 : -1);
+            CU_ASSERT_EQUAL(d.max_wait_ms, 500);
+        }
+        arena_reset(&arena);
+    }
+}
+
+static void test_requests(void)
+{
+    check_req(RAFT_VOTE_REQ, 0, 2);
+    check_req(RAFT_BEGIN_REQ, 0, 1);
+    check_req(RAFT_END_REQ, 0, 1);
+    check_req(RAFT_FETCH_REQ, 4, 18);
+}
+
+static void check_resp(int type, int16_t v)
+{
+    raft_wire_t w2 = wire(2);
+    raft_msg_t req = req_of(type), m, d;
+    static const uint8_t recs[] = "not parsed here";
+    const uint8_t *rp;
+    size_t rl;
+    buf_t b;
+    memset(&m, 0, sizeof(m));
+    m.type = type + 1;
+    m.err = KERR_FENCED_LEADER_EPOCH;
+    m.epoch = 9;
+    m.leader_id = 3;
+    m.granted = 1;
+    m.hw = 77;
+    m.log_start = 10;
+    m.div_epoch = 4;
+    m.div_end = 50;
+    m.snap_end = -1;
+    buf_init(&b);
+    raft_wire_encode_resp(&w2, &m, v, recs, sizeof(recs), &b);
+    CU_ASSERT_EQUAL_FATAL(raft_wire_decode_resp(&req, v, b.p, b.len, &arena, &d, &rp, &rl), 0);
+    CU_ASSERT_EQUAL(d.type, type + 1);
+    CU_ASSERT_EQUAL(d.src, 2);
+    CU_ASSERT_EQUAL(d.err, KERR_FENCED_LEADER_EPOCH);
+    if (type != RAFT_FETCH_REQ || v >= 12) {
+        CU_ASSERT_EQUAL(d.epoch, 9);
+        CU_ASSERT_EQUAL(d.leader_id, 3);
+    }
+    if (type == RAFT_VOTE_REQ) {
+        CU_ASSERT_EQUAL(d.granted, 1);
+        CU_ASSERT_EQUAL(d.prevote, 1);
+    }
+    if (type == RAFT_FETCH_REQ) {
+        CU_ASSERT_EQUAL(d.hw, 77);
+        CU_ASSERT_EQUAL(d.fetch_offset, 99);
+        CU_ASSERT_EQUAL(rl, sizeof(recs));
+        if (v >= 12) {
+            CU_ASSERT_EQUAL(d.div_epoch, 4);
+            CU_ASSERT_EQUAL(d.div_end, 50);
+            CU_ASSERT_EQUAL(d.snap_end, -1);
+        }
+    }
+    buf_free(&b);
+    arena_reset(&arena);
+}
+
+static void test_responses(void)
+{
+    for (int16_t v = 0; v <= 2; v++)
+        check_resp(RAFT_VOTE_REQ, v);
+    for (int16_t v = 0; v <= 1; v++) {
+        check_resp(RAFT_BEGIN_REQ, v);
+        check_resp(RAFT_END_REQ, v);
+    }
+    for (int16_t v = 4; v <= 18; v++)
+        check_resp(RAFT_FETCH_REQ, v);
+}
+
+static void test_checks(void)
+{
+    raft_wire_t w1 = wire(1), w2 = wire(2), w3 = wire(3);
+    raft_msg_t m = req_of(RAFT_VOTE_REQ), d;
+    buf_t b;
+    buf_init(&b);
+    raft_wire_encode_req(&w1, &m, 2, &b);
+    /* addressed to voter 2: voter 3 refuses it */
+    CU_ASSERT_EQUAL(raft_wire_decode_req(&w3, PROTO_API_VOTE, 2, b.p, b.len, &arena, &d),
+                    KERR_INVALID_VOTER_KEY);
+    w2.cluster_id = "AAAAAAAAAAAAAAAAAAAAAA";
+    CU_ASSERT_EQUAL(raft_wire_decode_req(&w2, PROTO_API_VOTE, 2, b.p, b.len, &arena, &d),
+                    KERR_INCONSISTENT_CLUSTER_ID);
+    w2.cluster_id = NULL;
+    CU_ASSERT_EQUAL(raft_wire_decode_req(&w2, PROTO_API_VOTE, 2, b.p, b.len, &arena, &d), 0);
+    CU_ASSERT_EQUAL(raft_wire_decode_req(&w2, PROTO_API_VOTE, 2, b.p, b.len - 3, &arena, &d), -1);
+    buf_free(&b);
+    /* a null cluster id passes */
+    w1.cluster_id = NULL;
+    w2 = wire(2);
+    buf_init(&b);
+    raft_wire_encode_req(&w1, &m, 2, &b);
+    CU_ASSERT_EQUAL(raft_wire_decode_req(&w2, PROTO_API_VOTE, 2, b.p, b.len, &arena, &d), 0);
+    buf_free(&b);
+    /* another topic than the metadata log */
+    proto_vote_req_t r;
+    proto_vote_req_topic_data_t t;
+    proto_vote_req_init(&r);
+    proto_vote_req_topic_data_init(&t);
+    t.topic_name = PROTO_STR("other");
+    r.topics.n = 1;
+    r.topics.v = &t;
+    buf_init(&b);
+    proto_vote_req_encode(&r, 2, &b);
+    CU_ASSERT_EQUAL(raft_wire_decode_req(&w2, PROTO_API_VOTE, 2, b.p, b.len, &arena, &d),
+                    KERR_INVALID_REQUEST);
+    buf_free(&b);
+    arena_reset(&arena);
+}
+
+static void test_error(void)
+{
+    raft_msg_t req = req_of(RAFT_FETCH_REQ), d;
+    const uint8_t *rp;
+    size_t rl;
+    buf_t b;
+    buf_init(&b);
+    raft_wire_encode_error(PROTO_API_FETCH, 17, KERR_INCONSISTENT_CLUSTER_ID, &b);
+    CU_ASSERT_EQUAL(raft_wire_decode_resp(&req, 17, b.p, b.len, &arena, &d, &rp, &rl), 0);
+    CU_ASSERT_EQUAL(d.err, KERR_INCONSISTENT_CLUSTER_ID);
+    buf_free(&b);
+    arena_reset(&arena);
+}
+
+static void test_batches(void)
+{
+    meta_rec_t recs[3];
+    buf_t b;
+    raft_batch_t out[4];
+    buf_init(&b);
+    for (int i = 0; i < 3; i++)
+        meta_rec_init(&recs[i], PROTO_REC_NO_OP_RECORD);
+    CU_ASSERT_EQUAL_FATAL(meta_log_build_batch(&b, recs, 3, 1000), 0);
+    size_t one = b.len;
+    CU_ASSERT_EQUAL_FATAL(meta_log_build_batch(&b, recs, 1, 1000), 0);
+    /* the second batch's base offset and epoch, as a log would set them */
+    b.p[one + 7] = 3;
+    memcpy(b.p + one + 12, "\0\0\0\5", 4);
+    CU_ASSERT_EQUAL(raft_wire_batches(b.p, b.len, out, 4), 2);
+    CU_ASSERT_EQUAL(out[0].base, 0);
+    CU_ASSERT_EQUAL(out[0].last, 2);
+    CU_ASSERT_EQUAL(out[1].base, 3);
+    CU_ASSERT_EQUAL(out[1].last, 3);
+    CU_ASSERT_EQUAL(out[1].epoch, 5);
+    CU_ASSERT_EQUAL(raft_wire_batches(b.p, b.len - 1, out, 4), 1);
+    CU_ASSERT_EQUAL(raft_wire_batches(b.p, b.len, out, 1), 1);
+    b.p[16] = 1;
+    CU_ASSERT_EQUAL(raft_wire_batches(b.p, b.len, out, 4), -1);
+    buf_free(&b);
+}
+
+int main(void)
+{
+    arena_init(&arena, 4096);
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("raft_wire", NULL, NULL);
+    CU_add_test(s, "requests at every version", test_requests);
+    CU_add_test(s, "responses at every version", test_responses);
+    CU_add_test(s, "the receiver's checks", test_checks);
+    CU_add_test(s, "top-level error", test_error);
+    CU_add_test(s, "batch headers", test_batches);
+    int rc = unit_run();
+    arena_destroy(&arena);
+    return rc;
+}
