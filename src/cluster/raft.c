@@ -443,3 +443,9 @@ int64_t raft_log_end(const raft_t *raft)
 {
     return raft->end;
 }
+
+int raft_voters(const raft_t *raft, const int32_t **ids)
+{
+    *ids = raft->cfg.voters;
+    return raft->cfg.nvoters;
+}

@@ -201,5 +201,9 @@ int raft_is_voter(const raft_t *raft, int32_t id);
 int raft_replica_state(const raft_t *raft, int32_t id, int64_t *end, int64_t *last_fetch_ms,
                        int64_t *caught_up_ms);
 const char *raft_role_name(int role);
+/* The voters that elected this leader (its LeaderChangeMessage). */
+int raft_granting_voters(const raft_t *raft, int32_t *ids, int cap);
+/* The voters, in the config's order. */
+int raft_voters(const raft_t *raft, const int32_t **ids);
 
 #endif

@@ -32,8 +32,10 @@ raft_peer_t *raft_peer(raft_t *raft, int32_t id, int create)
 /* The voters come first, in the config's order (raft_voter_index). */
 void raft_leader_start(raft_t *raft, int64_t now_ms)
 {
+    uint32_t granted = raft->granted;
     raft_set_state(raft, raft->epoch, raft->cfg.node_id, raft->voted);
     raft_become(raft, RAFT_LEADER, now_ms);
+    raft->granted = granted; /* the LeaderChangeMessage names them */
     raft->npeers = 0;
     for (int i = 0; i < raft->cfg.nvoters; i++)
         raft_peer(raft, raft->cfg.voters[i], 1)->voter = 1;
@@ -368,4 +370,15 @@ int raft_replica_state(const raft_t *raft, int32_t id, int64_t *end, int64_t *la
         return 0;
     }
     return -1;
+}
+
+int raft_granting_voters(const raft_t *raft, int32_t *ids, int cap)
+{
+    int n = 0;
+    if (raft->role != RAFT_LEADER)
+        return 0;
+    for (int i = 0; i < raft->cfg.nvoters && n < cap; i++)
+        if (raft->granted & (1u << i))
+            ids[n++] = raft->cfg.voters[i];
+    return n;
 }

@@ -1,0 +1,83 @@
+/* The Raft node's state, shared by raft_node.c (outputs, messages,
+ * timer) and raft_node_disk.c (the log, flushes, quorum-state). */
+#ifndef STRAND_CLUSTER_RAFT_NODE_INT_H
+#define STRAND_CLUSTER_RAFT_NODE_INT_H
+
+#include "cluster/raft_node.h"
+#include "cluster/raft_state.h"
+
+/* A request that came in, waiting for the core's answer. */
+typedef struct rn_pending_s {
+    int type;            /* the request's raft type */
+    int32_t src;
+    int16_t version;
+    raft_reply_fn *reply;
+    void *arg;
+    struct rn_pending_s *next;
+} rn_pending_t;
+
+/* A disk action kept in order behind a truncation that waits for the
+ * flush in flight (a flush begun before a truncation must not be taken
+ * as covering what is appended after it). */
+typedef struct rn_op_s {
+    int kind;            /* RAFT_OUT_APPEND or RAFT_OUT_TRUNCATE */
+    buf_t bytes;         /* APPEND: whole batches */
+    int replica;         /* APPEND: fetched batches (offsets kept) */
+    int32_t epoch;       /* APPEND as leader: its epoch */
+    int64_t offset;      /* TRUNCATE */
+    struct rn_op_s *next;
+} rn_op_t;
+
+typedef struct rn_flush_s rn_flush_t;
+typedef struct rn_state_job_s rn_state_job_t;
+
+struct raft_node_s {
+    raft_node_config_t cfg;
+    raft_t *raft;
+    log_t *log;
+    net_loop_t *loop;
+    net_pool_t *pool;
+    raft_transport_t tr;
+    raft_node_hooks_t hooks;
+    uint64_t rng;
+    int next_bootstrap;
+
+    net_timer_id_t timer;
+    int64_t timer_at;
+
+    rn_pending_t *pending;   /* requests that came in */
+    int inflight;            /* requests sent, answers not yet back */
+
+    /* the disk */
+    rn_op_t *ops, **ops_tail;
+    rn_flush_t *flush;       /* the flush in flight, or NULL */
+    int flush_again;
+    uint64_t trunc_gen;      /* bumped by each truncation */
+    rn_state_job_t *state_job; /* the quorum-state write in flight */
+    raft_qstate_t state_want; /* the latest asked for */
+    uint64_t state_want_seq;
+    int state_dirty;
+    int closing;
+
+    /* the fetch response being received: its records and batches */
+    const uint8_t *rx_records;
+    size_t *rx_pos;          /* byte offset of each batch, and the end */
+    raft_batch_t *rx_batches;
+    const uint8_t *proposal; /* the batch of raft_node_propose */
+    size_t proposal_len;
+};
+
+/* raft_node.c */
+void rn_drain(raft_node_t *node);
+int64_t rn_now(void);
+
+/* raft_node_disk.c */
+int rn_disk_load(raft_node_t *node, raft_disk_t *disk, raft_batch_t **epochs, char *err,
+                 size_t errlen);
+void rn_disk_persist(raft_node_t *node, const raft_out_t *out);
+void rn_disk_append(raft_node_t *node, const raft_out_t *out);
+void rn_disk_truncate(raft_node_t *node, int64_t offset);
+int16_t rn_disk_records(raft_node_t *node, int64_t from, int64_t to, int32_t max_bytes, buf_t *out);
+void rn_disk_close(raft_node_t *node);
+
+#endif
