@@ -21,6 +21,8 @@ typedef struct api_node_s {
     broker_config_t cfg;         /* server.properties */
     net_loop_t *loop;
     struct ctl_s *ctl;           /* the controller: metadata changes, producer ids */
+    struct raft_node_s *raft;    /* the metadata quorum's Raft node, or NULL (a
+                                    single node is its own quorum) */
     part_reg_t *reg;             /* the partition layer */
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
@@ -107,5 +109,9 @@ void api_list_offsets(api_req_t *req);
 void api_offset_for_leader_epoch(api_req_t *req);
 void api_describe_cluster(api_req_t *req);
 void api_init_producer_id(api_req_t *req);
+/* api_raft.c: Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch of the
+ * metadata log, for the Raft node. */
+void api_raft(api_req_t *req);
+int api_raft_is_metadata_fetch(const api_req_t *req);
 
 #endif
