@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testlib/netns.h"
 #include "testlib/testlib.h"
 
 /* Kills every node still running; on a failure prints their logs first. */
@@ -20,9 +21,11 @@ static void tl_cluster_on_end(void *arg, int failed)
         tl_cluster_dump_logs(c, 25);
     for (int i = 0; i < c->nnodes; i++)
         if (c->nodes[i].pid > 0) {
-            kill(c->nodes[i].pid, SIGKILL);
+            tl_proc_kill9(&c->nodes[i]);
             c->nodes[i].pid = 0;
         }
+    for (int i = 0; i < c->nnodes; i++)
+        tl_netns_remove(&c->nodes[i]);
 }
 
 /* A shared Kafka quorum needs one cluster id in every node's format:
@@ -118,10 +121,7 @@ tl_node *tl_cluster_add(tl_cluster *c, int roles, const char *const *extra)
     node->port = roles & TL_ROLE_BROKER ? tl_cluster_free_port(c) : 0;
     node->cport = roles & TL_ROLE_CONTROLLER ? tl_cluster_free_port(c) : 0;
     node->adv_port = node->port;
-    if (node->port)
-        snprintf(node->bootstrap, sizeof(node->bootstrap), "127.0.0.1:%d", node->adv_port);
-    if (node->cport)
-        snprintf(node->controller, sizeof(node->controller), "127.0.0.1:%d", node->cport);
+    tl_node_set_host(node, "127.0.0.1");
     snprintf(node->dir, sizeof(node->dir), "%s/node-%d", c->dir, node->id);
     if (mkdir(node->dir, 0755) < 0 && errno != EEXIST)
         tl_fail("mkdir %s: %s", node->dir, strerror(errno));
@@ -153,6 +153,15 @@ tl_node *tl_cluster_node(tl_cluster *c, int id)
 const char *tl_cluster_dir(const tl_cluster *c)
 {
     return c->dir;
+}
+
+void tl_node_set_host(tl_node *node, const char *host)
+{
+    snprintf(node->host, sizeof(node->host), "%s", host);
+    if (node->port && node->adv_port == node->port)
+        snprintf(node->bootstrap, sizeof(node->bootstrap), "%s:%d", host, node->port);
+    if (node->cport)
+        snprintf(node->controller, sizeof(node->controller), "%s:%d", host, node->cport);
 }
 
 /* ---- lifecycle ---- */
@@ -313,6 +322,11 @@ void tl_cluster_dump_logs(tl_cluster *c, int lines)
         snprintf(cmd, sizeof(cmd), "tail -n %d '%s' >&2", lines, path);
         if (system(cmd) != 0)
             fprintf(stderr, "(no log)\n");
+        if (c->nodes[i].kafka) { /* why kafka-ref.sh failed, if it did */
+            snprintf(cmd, sizeof(cmd), "tail -n 5 '%s/kafka-ref.log' >&2", c->nodes[i].dir);
+            if (system(cmd) != 0)
+                fprintf(stderr, "(no kafka-ref.log)\n");
+        }
     }
     fprintf(stderr, "----\n");
 }

@@ -61,9 +61,11 @@ typedef struct tl_node {
     int paused;
     int kafka;  /* run through scripts/kafka-ref.sh */
     int starts; /* how many times started */
+    char host[32];  /* the address it listens on: 127.0.0.1, or its netns's */
+    char netns[32]; /* its network namespace ("": the test's) */
     char dir[PATH_MAX];
-    char bootstrap[64]; /* 127.0.0.1:adv_port ("" without the broker role) */
-    char controller[64]; /* 127.0.0.1:cport ("" without the controller role) */
+    char bootstrap[64];  /* host:adv_port ("" without the broker role) */
+    char controller[64]; /* host:cport ("" without the controller role) */
     /* The port this node dials for voter i + 1 (0: that voter's cport). */
     int link_port[TL_CLUSTER_MAX];
     char *extra[TL_NODE_MAX_EXTRA]; /* KEY=VALUE lines, owned */

@@ -22,6 +22,8 @@ struct tl_cluster {
     char voters[1024], bootstrap[1024], controllers[1024];
 };
 
+/* Sets the address node listens on (and is reached by). */
+void tl_node_set_host(tl_node *node, const char *host);
 /* The KEY=VALUE lines the harness gives node (before the test's extras),
  * into lines[max]; returns the count. Each is a malloc'd string the
  * caller frees. */

@@ -74,9 +74,10 @@ static void tl_voters_of(tl_cluster *c, const tl_node *from, char *buf)
     buf[0] = '\0';
     for (int i = 0; i < c->nnodes; i++) {
         const tl_node *v = &c->nodes[i];
-        int port = from && from->link_port[i] ? from->link_port[i] : v->cport;
+        int linked = from && from->link_port[i]; /* through a proxy of the test */
         if (v->roles & TL_ROLE_CONTROLLER)
-            tl_list_add(buf, "%d@127.0.0.1:%d", v->id, port);
+            tl_list_add(buf, "%d@%s:%d", v->id, linked ? "127.0.0.1" : v->host,
+                        linked ? from->link_port[i] : v->cport);
     }
 }
 
@@ -131,13 +132,13 @@ int tl_node_props_lines(tl_node *node, char **lines, int max)
     if (max < 9)
         tl_fail("tl_node_props_lines: room for 9 lines needed");
     if (c->quorum == TL_QUORUM_SOLO)
-        snprintf(voters, sizeof(voters), "%d@127.0.0.1:%d", node->id, node->cport);
+        snprintf(voters, sizeof(voters), "%d@%s:%d", node->id, node->host, node->cport);
     else
         tl_voters_of(c, node, voters);
     if (node->roles & TL_ROLE_BROKER)
-        tl_list_add(listeners, "PLAINTEXT://127.0.0.1:%d", node->port);
+        tl_list_add(listeners, "PLAINTEXT://%s:%d", node->host, node->port);
     if (node->roles & TL_ROLE_CONTROLLER)
-        tl_list_add(listeners, "CONTROLLER://127.0.0.1:%d", node->cport);
+        tl_list_add(listeners, "CONTROLLER://%s:%d", node->host, node->cport);
     lines[n++] = tl_line("process.roles=%s", tl_roles_value(node->roles));
     lines[n++] = tl_line("node.id=%d", node->id);
     lines[n++] = tl_line("controller.quorum.voters=%s", voters);
@@ -145,7 +146,7 @@ int tl_node_props_lines(tl_node *node, char **lines, int max)
     lines[n++] = tl_line("listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
     lines[n++] = tl_line("listeners=%s", listeners);
     if (node->roles & TL_ROLE_BROKER) {
-        lines[n++] = tl_line("advertised.listeners=PLAINTEXT://127.0.0.1:%d", node->adv_port);
+        lines[n++] = tl_line("advertised.listeners=PLAINTEXT://%s", node->bootstrap);
         lines[n++] = tl_line("inter.broker.listener.name=PLAINTEXT");
     }
     lines[n++] = tl_line("log.dirs=%s/data", node->dir);
