@@ -15,7 +15,8 @@
 # kafka.pid. Starting again on an existing DIR keeps its data (restart after a
 # crash). KEY=VAL pairs override the generated server.properties.
 #
-# Environment: KAFKA_REF_VERSION (default 4.4.0), KAFKA_REF_CACHE (default
+# Environment: KAFKA_REF_VERSION (default 4.4.0), KAFKA_REF_CLUSTER_ID (the
+# cluster id a new DIR is formatted with; default random), KAFKA_REF_CACHE (default
 # <checkout>/.cache/kafka), KAFKA_REF_TIMEOUT (start/stop wait, seconds,
 # default 90), KAFKA_HEAP_OPTS / KAFKA_JVM_PERFORMANCE_OPTS (default: the
 # values of Kafka's own kafka-server-start.sh, so benchmarks compare against
@@ -123,7 +124,13 @@ EOF
 
 # Kafka's cluster id: 16 random bytes, URL-safe base64 without padding. It
 # may begin with '-', hence --cluster-id=ID (as -t ID it reads as an option).
-cluster_id() { head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'; }
+# KAFKA_REF_CLUSTER_ID gives it instead: the nodes of one quorum share it
+# (tests/testlib/cluster.c).
+cluster_id()
+{
+    if [ -n "${KAFKA_REF_CLUSTER_ID:-}" ]; then echo "$KAFKA_REF_CLUSTER_ID"; return; fi
+    head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'
+}
 
 # Fills JAVA_ARGS with the java command line running class $2 (an array,
 # so the classpath wildcard reaches java unexpanded).

@@ -254,8 +254,9 @@ cleanup()
         fi
     fi
     # Kafka brokers of tests that timed out (kafka-ref.sh detaches them, so
-    # the timeout's kill of the test's process group misses them).
-    for pidfile in "$SCRATCH"/*/kafka.pid; do
+    # the timeout's kill of the test's process group misses them); the
+    # cluster harness's nodes are one level deeper (CLUSTER/node-N).
+    for pidfile in "$SCRATCH"/*/kafka.pid "$SCRATCH"/*/*/kafka.pid; do
         [ -f "$pidfile" ] && "$SRC_DIR/scripts/kafka-ref.sh" kill "$(dirname "$pidfile")" 2>/dev/null
     done
 }

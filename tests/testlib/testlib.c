@@ -43,13 +43,57 @@ void tl_log(const char *fmt, ...)
     va_end(ap);
 }
 
+/* What tl_fail and tl_skip run before the test exits (the cluster
+ * harness's log dump and kill). A fixed table: a test registers a few. */
+#define TL_MAX_AT_END 8
+static struct {
+    void (*fn)(void *arg, int failed);
+    void *arg;
+} tl_at_end[TL_MAX_AT_END];
+
+void tl_on_end(void (*fn)(void *arg, int failed), void *arg)
+{
+    for (int i = 0; i < TL_MAX_AT_END; i++)
+        if (!tl_at_end[i].fn) {
+            tl_at_end[i].fn = fn;
+            tl_at_end[i].arg = arg;
+            return;
+        }
+    tl_fail("tl_on_end: more than %d handlers", TL_MAX_AT_END);
+}
+
+void tl_on_end_remove(void (*fn)(void *arg, int failed), void *arg)
+{
+    for (int i = 0; i < TL_MAX_AT_END; i++)
+        if (tl_at_end[i].fn == fn && tl_at_end[i].arg == arg)
+            tl_at_end[i].fn = NULL;
+}
+
+/* Each handler runs once, even when it fails the test itself. */
+static void tl_run_at_end(int failed)
+{
+    for (int i = TL_MAX_AT_END - 1; i >= 0; i--) {
+        void (*fn)(void *, int) = tl_at_end[i].fn;
+        tl_at_end[i].fn = NULL;
+        if (fn)
+            fn(tl_at_end[i].arg, failed);
+    }
+    tl_broker_kill_all();
+}
+
+/* The FAIL line is printed where it happens and again after the handlers
+ * (which print node logs), so that it is also the last line of the test's
+ * output, where run-tests.sh's tail shows it. */
 void tl_fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     tl_vlog("FAIL: ", fmt, ap);
     va_end(ap);
-    tl_broker_kill_all();
+    tl_run_at_end(1);
+    va_start(ap, fmt);
+    tl_vlog("FAIL: ", fmt, ap);
+    va_end(ap);
     fflush(NULL);
     _exit(1);
 }
@@ -60,7 +104,7 @@ void tl_skip(const char *fmt, ...)
     va_start(ap, fmt);
     tl_vlog("SKIP: ", fmt, ap);
     va_end(ap);
-    tl_broker_kill_all();
+    tl_run_at_end(0);
     fflush(NULL);
     exit(TL_EXIT_SKIP);
 }

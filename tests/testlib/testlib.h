@@ -30,6 +30,12 @@ void tl_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)
 void tl_skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void tl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tl_done(void);
+/* Registers fn(arg, failed) to run when tl_fail or tl_skip ends the test
+ * (failed 1 or 0), newest first, each once; tl_on_end_remove takes it back.
+ * The cluster harness (testlib/cluster.h) uses it to print node logs and
+ * kill its nodes. */
+void tl_on_end(void (*fn)(void *arg, int failed), void *arg);
+void tl_on_end_remove(void (*fn)(void *arg, int failed), void *arg);
 
 #define TL_ASSERT(cond, ...)                                                  \
     do {                                                                      \
