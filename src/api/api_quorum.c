@@ -19,6 +19,7 @@
 
 #include "api/api_admin.h"
 #include "cluster/ctl.h"
+#include "cluster/raft_node.h"
 #include "util/kerr.h"
 
 typedef proto_describe_quorum_resp_t api_dq_resp_t;
@@ -98,6 +99,52 @@ static void api_dq_nodes(api_req_t *req, api_dq_resp_t *resp)
     resp->nodes.v = node;
 }
 
+/* One replica as the Raft leader sees it: its fetched end offset and
+ * when it last fetched and was last caught up (the leader itself: its
+ * log end, now). */
+static void api_dq_replica(api_req_t *req, raft_t *raft, int32_t id,
+                           proto_describe_quorum_resp_replica_state_t *v)
+{
+    int64_t end = -1, fetch = -1, caught = -1;
+    proto_describe_quorum_resp_replica_state_init(v);
+    v->replica_id = id;
+    raft_replica_state(raft, id, &end, &fetch, &caught);
+    if (id == req->b->cfg.node_id)
+        fetch = caught = req->now_ms;
+    v->log_end_offset = end;
+    v->last_fetch_timestamp = fetch;
+    v->last_caught_up_timestamp = caught;
+}
+
+/* The quorum of a Raft node: only its leader describes it, as in Kafka
+ * (others answer NOT_LEADER_OR_FOLLOWER with the leader they know). */
+static void api_dq_raft(api_req_t *req, proto_describe_quorum_resp_partition_data_t *p)
+{
+    raft_t *raft = raft_node_core(req->b->raft);
+    int32_t ids[RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS];
+    int voter[RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS];
+    int n = raft_replicas(raft, ids, voter, RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS), nv = 0, no = 0;
+
+    p->leader_id = raft_leader(raft);
+    p->leader_epoch = raft_epoch(raft);
+    p->high_watermark = raft_hw(raft);
+    if (raft_role(raft) != RAFT_LEADER) {
+        p->error_code = KERR_NOT_LEADER_OR_FOLLOWER;
+        p->error_message = PROTO_STR("The node is not the leader of the metadata quorum.");
+        return;
+    }
+    p->current_voters.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*p->current_voters.v));
+    p->observers.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*p->observers.v));
+    for (int i = 0; i < n; i++) {
+        if (voter[i])
+            api_dq_replica(req, raft, ids[i], &p->current_voters.v[nv++]);
+        else
+            api_dq_replica(req, raft, ids[i], &p->observers.v[no++]);
+    }
+    p->current_voters.n = nv;
+    p->observers.n = no;
+}
+
 static void api_dq_describe(api_req_t *req, api_dq_resp_t *resp)
 {
     const meta_log_t *ml = ctl_meta(req->b->ctl);
@@ -112,11 +159,15 @@ static void api_dq_describe(api_req_t *req, api_dq_resp_t *resp)
     v->last_caught_up_timestamp = req->now_ms;
     proto_describe_quorum_resp_partition_data_init(p);
     p->error_message = PROTO_STR("");
-    p->leader_id = req->b->cfg.node_id;
-    p->leader_epoch = ml->epoch;
-    p->high_watermark = meta_log_high_watermark(ml);
-    p->current_voters.n = 1;
-    p->current_voters.v = v;
+    if (req->b->raft) {
+        api_dq_raft(req, p);
+    } else {
+        p->leader_id = req->b->cfg.node_id;
+        p->leader_epoch = ml->epoch;
+        p->high_watermark = meta_log_high_watermark(ml);
+        p->current_voters.n = 1;
+        p->current_voters.v = v;
+    }
     proto_describe_quorum_resp_topic_data_init(t);
     t->topic_name = PROTO_STR(META_LOG_TOPIC);
     t->partitions.n = 1;

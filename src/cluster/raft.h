@@ -203,6 +203,10 @@ int raft_replica_state(const raft_t *raft, int32_t id, int64_t *end, int64_t *la
 const char *raft_role_name(int role);
 /* The voters that elected this leader (its LeaderChangeMessage). */
 int raft_granting_voters(const raft_t *raft, int32_t *ids, int cap);
+/* The replicas the leader knows (voters first, then the observers that
+ * have fetched), ids into out[0..cap). Returns how many; 0 when not the
+ * leader. */
+int raft_replicas(const raft_t *raft, int32_t *ids, int *voter, int cap);
 /* The voters, in the config's order. */
 int raft_voters(const raft_t *raft, const int32_t **ids);
 

@@ -382,3 +382,15 @@ int raft_granting_voters(const raft_t *raft, int32_t *ids, int cap)
             ids[n++] = raft->cfg.voters[i];
     return n;
 }
+
+int raft_replicas(const raft_t *raft, int32_t *ids, int *voter, int cap)
+{
+    int n = 0;
+    if (raft->role != RAFT_LEADER)
+        return 0;
+    for (int i = 0; i < raft->npeers && n < cap; i++) {
+        ids[n] = raft->peers[i].id;
+        voter[n++] = raft->peers[i].voter;
+    }
+    return n;
+}
