@@ -478,6 +478,8 @@ int broker_start(broker_t *b, broker_config_t *cfg)
         return -1;
     }
     topic_cfg_t tdef;
+    if (broker_config_check_shape(&b->node.cfg) < 0)
+        return -1;
     if (broker_signals(b) < 0 || broker_open_logs(b, &tdef) < 0)
         return -1;
     /* The dynamic configs are applied before anything they set starts. */
