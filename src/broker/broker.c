@@ -19,6 +19,7 @@
 #include "api/api_fsess.h"
 #include "api/api_group.h"
 #include "broker/broker_dyn.h"
+#include "broker/broker_storage.h"
 #include "log/log_batch.h"
 #include "net/net_pool.h"
 #include "partition/part_append.h"
@@ -478,7 +479,9 @@ int broker_start(broker_t *b, broker_config_t *cfg)
         return -1;
     }
     topic_cfg_t tdef;
-    if (broker_config_check_shape(&b->node.cfg) < 0)
+    /* Storage first: an unformatted cluster node is refused with Kafka's
+     * message, whatever its shape. */
+    if (broker_storage_check(&b->node.cfg) < 0 || broker_config_check_shape(&b->node.cfg) < 0)
         return -1;
     if (broker_signals(b) < 0 || broker_open_logs(b, &tdef) < 0)
         return -1;
