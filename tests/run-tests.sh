@@ -160,8 +160,8 @@ start_strand()
     local port=$1 t=0 cport
     cport=$(free_port) || { echo "broker: no free port for the controller"; return 1; }
     cat > "$BROKER_DIR/server.properties" <<EOF
-# written by tests/run-tests.sh (single-node KRaft; strand does not open
-# the controller listener, it is only named)
+# written by tests/run-tests.sh (single-node KRaft; the controller
+# listener serves the controller's APIs)
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$cport

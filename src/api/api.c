@@ -20,14 +20,14 @@
  * (two-phase commit) is unstable in Kafka 4.4, which neither advertises
  * nor accepts it by default. */
 static const api_entry_t api_core_entries[] = {
-    {0, 3, 13, 0, api_produce},
-    {1, 4, 18, 4, api_fetch},
-    {2, 1, 11, 1, api_list_offsets},
-    {3, 0, 13, 0, api_metadata},
-    {18, 0, 5, 0, api_versions},
-    {22, 0, 5, 0, api_init_producer_id},
-    {23, 2, 4, 2, api_offset_for_leader_epoch},
-    {60, 0, 2, 0, api_describe_cluster},
+    {0, 3, 13, 0, api_produce, API_L_BROKER},
+    {1, 4, 18, 4, api_fetch, API_L_BROKER},
+    {2, 1, 11, 1, api_list_offsets, API_L_BROKER},
+    {3, 0, 13, 0, api_metadata, API_L_BROKER},
+    {18, 0, 5, 0, api_versions, API_L_BOTH},
+    {22, 0, 5, 0, api_init_producer_id, API_L_BROKER},
+    {23, 2, 4, 2, api_offset_for_leader_epoch, API_L_BROKER},
+    {60, 0, 2, 0, api_describe_cluster, API_L_BOTH},
 };
 
 /* Each API family contributes its own table (one line each here). */
@@ -65,6 +65,11 @@ const api_entry_t *api_table(int *n)
     api_table_build();
     *n = api_nall;
     return api_all;
+}
+
+int api_entry_served(const api_entry_t *e, int kind)
+{
+    return (e->listeners & kind) != 0;
 }
 
 static const api_entry_t *api_find(int16_t key)
@@ -127,6 +132,7 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     req->conn = conn;
     req->arena = &conn->arena;
     req->now_ms = net_now_wall_ms();
+    req->kind = ac->kind ? ac->kind : API_L_BROKER;
     if (proto_req_header_decode(&req->hdr, frame, len, &hdr_len) < 0) {
         net_conn_close(conn, "malformed request header");
         net_conn_done(conn);
@@ -135,9 +141,10 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     req->body = frame + hdr_len;
     req->body_len = len - hdr_len;
 
+    /* An API of another kind of listener is unknown here, as in Kafka. */
     const api_entry_t *e = api_find(req->hdr.api_key);
-    if (!e) {
-        api_close(req, "unknown API key");
+    if (!e || !api_entry_served(e, req->kind)) {
+        api_close(req, e ? "API not served on this kind of listener" : "unknown API key");
         return;
     }
     /* ApiVersions answers every version (with the v0 fallback when it is

@@ -42,9 +42,21 @@ typedef struct api_req_s {
     size_t body_len;
     arena_t *arena;
     int64_t now_ms; /* wall clock at arrival */
+    int kind;       /* enum api_listener: the listener it came in on */
 } api_req_t;
 
 typedef void api_handler_t(api_req_t *req);
+
+/* The kinds of listener an API is served on (Kafka's "listeners" of each
+ * message definition): a broker listener, or a controller listener (one
+ * of controller.listener.names). A connection is of the kind of the
+ * listener it came in on; an API outside its kind is not advertised there
+ * and is refused as an unknown API, as Kafka refuses it. */
+enum api_listener {
+    API_L_BROKER = 1,
+    API_L_CONTROLLER = 2,
+    API_L_BOTH = API_L_BROKER | API_L_CONTROLLER,
+};
 
 typedef struct api_entry_s {
     int16_t key;
@@ -52,10 +64,13 @@ typedef struct api_entry_s {
     int16_t max_ver;
     int16_t adv_min_ver; /* lowest advertised (Produce advertises 0, as Kafka) */
     api_handler_t *handler;
+    uint8_t listeners;   /* enum api_listener: where it is served */
 } api_entry_t;
 
 /* The table, ordered by key; *n gets its length. */
 const api_entry_t *api_table(int *n);
+/* Whether e is served on a listener of kind (enum api_listener). */
+int api_entry_served(const api_entry_t *e, int kind);
 
 /* net_conn_ops_t callbacks. */
 void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len);
@@ -95,6 +110,7 @@ char *api_cstr(api_req_t *req, proto_str_t s);
 /* Per-connection state kept by the api layer. */
 typedef struct api_conn_s {
     api_node_t *b;
+    int kind;                    /* enum api_listener of its listener */
     void *pending;               /* a parked request (delayed fetch), or NULL */
     void (*cancel)(void *pending);  /* the connection is closing: drop it */
     void (*finish)(void *pending);  /* shutting down: answer it now */

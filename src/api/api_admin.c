@@ -6,16 +6,16 @@
 
 /* Version ranges: what Kafka 4.x accepts. */
 const api_entry_t api_admin_entries[API_ADMIN_NENTRIES] = {
-    {19, 2, 7, 2, api_create_topics},
-    {20, 1, 6, 1, api_delete_topics},
-    {21, 0, 2, 0, api_delete_records},
-    {32, 1, 4, 1, api_describe_configs},
-    {33, 0, 2, 0, api_alter_configs},
-    {35, 1, 5, 1, api_describe_log_dirs},
-    {37, 0, 3, 0, api_create_partitions},
-    {44, 0, 1, 0, api_incremental_alter_configs},
-    {55, 0, 2, 0, api_describe_quorum},
-    {57, 0, 2, 0, api_update_features},
+    {19, 2, 7, 2, api_create_topics, API_L_BOTH},
+    {20, 1, 6, 1, api_delete_topics, API_L_BOTH},
+    {21, 0, 2, 0, api_delete_records, API_L_BROKER},
+    {32, 1, 4, 1, api_describe_configs, API_L_BOTH},
+    {33, 0, 2, 0, api_alter_configs, API_L_BOTH},
+    {35, 1, 5, 1, api_describe_log_dirs, API_L_BROKER},
+    {37, 0, 3, 0, api_create_partitions, API_L_BOTH},
+    {44, 0, 1, 0, api_incremental_alter_configs, API_L_BOTH},
+    {55, 0, 2, 0, api_describe_quorum, API_L_BOTH},
+    {57, 0, 2, 0, api_update_features, API_L_BOTH},
 };
 
 proto_str_t api_admin_msg(api_req_t *req, const char *msg)

@@ -20,6 +20,59 @@ static void api_dc_refuse(api_req_t *req, int8_t type, proto_describe_cluster_re
     API_REPLY(req, describe_cluster, resp);
 }
 
+/* The endpoint a controller advertises for its controller listener:
+ * advertised.listeners' controller entry, or the listener's own. */
+static const bcfg_listener_t *api_dc_controller_endpoint(const broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->nadvertised; i++)
+        if (cfg->advertised[i].controller)
+            return &cfg->advertised[i];
+    for (int i = 0; i < cfg->nlisteners; i++)
+        if (cfg->listeners[i].controller)
+            return &cfg->listeners[i];
+    return NULL;
+}
+
+/* On a controller listener, as a Kafka controller answers there: the
+ * controllers for endpoint type 2 (this node, the one voter), a broker
+ * endpoint refused as mismatched (at v0, which can ask for nothing else,
+ * as an invalid request), other types unknown. */
+static void api_dc_controller(api_req_t *req, const proto_describe_cluster_req_t *r,
+                              proto_describe_cluster_resp_t *resp)
+{
+    int8_t type = r->endpoint_type;
+    static const char mismatch[] = "The request was sent to an endpoint of type CONTROLLER, but "
+                                   "we wanted an endpoint of type BROKER";
+    const bcfg_listener_t *l = api_dc_controller_endpoint(&req->b->cfg);
+
+    if (type == 1 || !l) {
+        resp->error_code = req->hdr.api_version ? KERR_MISMATCHED_ENDPOINT_TYPE
+                                                : KERR_INVALID_REQUEST;
+        resp->error_message.p = mismatch;
+        resp->error_message.len = (int32_t)strlen(mismatch);
+        API_REPLY(req, describe_cluster, resp);
+        return;
+    }
+    if (type != 2) {
+        api_dc_refuse(req, type, resp);
+        return;
+    }
+    resp->endpoint_type = type;
+    if (r->include_cluster_authorized_operations)
+        resp->cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;
+    resp->cluster_id.p = req->b->cluster_id;
+    resp->cluster_id.len = (int32_t)strlen(req->b->cluster_id);
+    resp->controller_id = req->b->cfg.node_id;
+    resp->brokers.n = 1;
+    resp->brokers.v = arena_calloc(req->arena, 1, sizeof(*resp->brokers.v));
+    proto_describe_cluster_resp_describe_cluster_broker_init(&resp->brokers.v[0]);
+    resp->brokers.v[0].broker_id = req->b->cfg.node_id;
+    resp->brokers.v[0].host.p = *l->host ? l->host : req->b->hostname;
+    resp->brokers.v[0].host.len = (int32_t)strlen(resp->brokers.v[0].host.p);
+    resp->brokers.v[0].port = l->port;
+    API_REPLY(req, describe_cluster, resp);
+}
+
 void api_describe_cluster(api_req_t *req)
 {
     proto_describe_cluster_req_t r;
@@ -34,6 +87,10 @@ void api_describe_cluster(api_req_t *req)
         return;
     }
     proto_describe_cluster_resp_init(&resp);
+    if (req->kind == API_L_CONTROLLER) {
+        api_dc_controller(req, &r, &resp);
+        return;
+    }
     if (r.endpoint_type != 1) {
         api_dc_refuse(req, r.endpoint_type, &resp);
         return;

@@ -23,17 +23,17 @@
 
 /* The ranges Kafka 4.4 advertises (0007-api-versions compares them). */
 const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
-    {8, 2, 10, 2, api_offset_commit},
-    {9, 1, 10, 1, api_offset_fetch},
-    {10, 0, 6, 0, api_find_coordinator},
-    {11, 0, 9, 0, api_join_group},
-    {12, 0, 4, 0, api_heartbeat},
-    {13, 0, 5, 0, api_leave_group},
-    {14, 0, 5, 0, api_sync_group},
-    {15, 0, 6, 0, api_describe_groups},
-    {16, 0, 5, 0, api_list_groups},
-    {42, 0, 3, 0, api_delete_groups},
-    {47, 0, 0, 0, api_offset_delete},
+    {8, 2, 10, 2, api_offset_commit, API_L_BROKER},
+    {9, 1, 10, 1, api_offset_fetch, API_L_BROKER},
+    {10, 0, 6, 0, api_find_coordinator, API_L_BROKER},
+    {11, 0, 9, 0, api_join_group, API_L_BROKER},
+    {12, 0, 4, 0, api_heartbeat, API_L_BROKER},
+    {13, 0, 5, 0, api_leave_group, API_L_BROKER},
+    {14, 0, 5, 0, api_sync_group, API_L_BROKER},
+    {15, 0, 6, 0, api_describe_groups, API_L_BROKER},
+    {16, 0, 5, 0, api_list_groups, API_L_BROKER},
+    {42, 0, 3, 0, api_delete_groups, API_L_BROKER},
+    {47, 0, 0, 0, api_offset_delete, API_L_BROKER},
 };
 
 /* ---- the coordinator ---- */

@@ -23,17 +23,19 @@ static int api_versions_name_ok(proto_str_t s)
 
 static void api_versions_fill(api_req_t *req, proto_api_versions_resp_t *resp)
 {
-    int n;
+    int n, k = 0;
     const api_entry_t *t = api_table(&n);
-    resp->api_keys.n = n;
     resp->api_keys.v = arena_calloc(req->arena, (size_t)n, sizeof(*resp->api_keys.v));
     for (int i = 0; i < n; i++) {
-        proto_api_versions_resp_api_version_t *av = &resp->api_keys.v[i];
+        if (!api_entry_served(&t[i], req->kind))
+            continue; /* another kind of listener's */
+        proto_api_versions_resp_api_version_t *av = &resp->api_keys.v[k++];
         proto_api_versions_resp_api_version_init(av);
         av->api_key = t[i].key;
         av->min_version = t[i].adv_min_ver;
         av->max_version = t[i].max_ver;
     }
+    resp->api_keys.n = k;
 }
 
 /* v3+: the features this node supports (every one it knows, at the

@@ -19,6 +19,7 @@
 #include "api/api_fsess.h"
 #include "api/api_group.h"
 #include "broker/broker_dyn.h"
+#include "broker/broker_storage.h"
 #include "log/log_batch.h"
 #include "net/net_pool.h"
 #include "partition/part_append.h"
@@ -63,26 +64,40 @@ void broker_advertise(broker_t *b)
     const bcfg_listener_t *l = cfg->nadvertised ? cfg->advertised : cfg->listeners;
     int n = cfg->nadvertised ? cfg->nadvertised : cfg->nlisteners;
 
+    int first = -1; /* the first open broker listener */
+
+    for (int i = b->nlisteners - 1; i >= 0; i--)
+        if (b->lkinds[i] == API_L_BROKER)
+            first = i;
     b->node.adv_host = b->hostname;
-    b->node.adv_port = b->nlisteners ? net_listener_port(b->listeners[0]) : 9092;
+    b->node.adv_port = first >= 0 ? net_listener_port(b->listeners[first]) : 9092;
     for (int i = 0; i < n; i++) {
         if (l[i].controller)
             continue;
         snprintf(b->adv_host, sizeof(b->adv_host), "%s", *l[i].host ? l[i].host : b->hostname);
         b->node.adv_host = b->adv_host;
         b->node.adv_port = l[i].port;
-        if (l[i].port == 0 && b->nlisteners)
-            b->node.adv_port = net_listener_port(b->listeners[0]);
+        if (l[i].port == 0 && first >= 0)
+            b->node.adv_port = net_listener_port(b->listeners[first]);
         return;
     }
 }
 
 /* ---- connections ---- */
 
+/* The kind of open listener lst (enum api_listener). */
+static int broker_listener_kind(const broker_t *b, const net_listener_t *lst)
+{
+    for (int i = 0; i < b->nlisteners; i++)
+        if (b->listeners[i] == lst)
+            return b->lkinds[i];
+    return API_L_BROKER;
+}
+
 static void broker_on_accept(net_listener_t *lst, int fd, void *data)
 {
     broker_t *b = data;
-    (void)lst;
+
     if (b->node.stopping || b->nconns >= b->node.cfg.max_connections) {
         close(fd);
         return;
@@ -97,6 +112,7 @@ static void broker_on_accept(net_listener_t *lst, int fd, void *data)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b->node.cfg.socket_receive_buffer_bytes, sizeof(int));
     api_conn_t *ac = conn->udata;
     ac->b = &b->node;
+    ac->kind = broker_listener_kind(b, lst);
     conn->next = b->conns.next;
     conn->prev = &b->conns;
     b->conns.next->prev = conn;
@@ -136,7 +152,7 @@ static int broker_listener_wanted(const broker_t *b, int i)
     char key[512];
     for (int j = 0; j < b->node.cfg.nlisteners; j++) {
         broker_lkey(&b->node.cfg.listeners[j], key, sizeof(key));
-        if (!b->node.cfg.listeners[j].controller && !strcmp(key, b->lkeys[i]))
+        if (!strcmp(key, b->lkeys[i]))
             return 1;
     }
     return 0;
@@ -153,10 +169,12 @@ static int broker_listener_open(broker_t *b, const bcfg_listener_t *l)
     broker_lkey(l, key, sizeof(key));
     b->listeners = xrealloc(b->listeners, (size_t)(b->nlisteners + 1) * sizeof(*b->listeners));
     b->lkeys = xrealloc(b->lkeys, (size_t)(b->nlisteners + 1) * sizeof(*b->lkeys));
+    b->lkinds = xrealloc(b->lkinds, (size_t)(b->nlisteners + 1) * sizeof(*b->lkinds));
     b->lkeys[b->nlisteners] = xstrdup(key);
+    b->lkinds[b->nlisteners] = l->controller ? API_L_CONTROLLER : API_L_BROKER;
     b->listeners[b->nlisteners++] = lst;
-    lg_info("listening on %s://%s:%d", l->name, *l->host ? l->host : "0.0.0.0",
-            net_listener_port(lst));
+    lg_info("listening on %s://%s:%d%s", l->name, *l->host ? l->host : "0.0.0.0",
+            net_listener_port(lst), l->controller ? " (controller)" : "");
     return 0;
 }
 
@@ -178,12 +196,11 @@ int broker_listeners_sync(broker_t *b)
         b->nlisteners--;
         b->listeners[i] = b->listeners[b->nlisteners];
         b->lkeys[i] = b->lkeys[b->nlisteners];
+        b->lkinds[i] = b->lkinds[b->nlisteners];
     }
     for (int j = 0; j < b->node.cfg.nlisteners; j++) {
         const bcfg_listener_t *l = &b->node.cfg.listeners[j];
         int open = 0;
-        if (l->controller)
-            continue;
         broker_lkey(l, key, sizeof(key));
         for (int i = 0; i < b->nlisteners; i++)
             open |= !strcmp(b->lkeys[i], key);
@@ -195,14 +212,13 @@ int broker_listeners_sync(broker_t *b)
 
 static int broker_listen(broker_t *b)
 {
-    for (int i = 0; i < b->node.cfg.nlisteners; i++)
-        if (b->node.cfg.listeners[i].controller)
-            /* One node is its own quorum: nothing to serve there yet. */
-            lg_info("listener %s (controller) is not opened: single-node quorum",
-                    b->node.cfg.listeners[i].name);
+    int nbroker = 0;
+
     if (broker_listeners_sync(b) > 0)
         return -1;
-    if (!b->nlisteners) {
+    for (int i = 0; i < b->nlisteners; i++)
+        nbroker += b->lkinds[i] == API_L_BROKER;
+    if (b->node.cfg.role_broker && !nbroker) {
         lg_error("no client listener configured");
         return -1;
     }
@@ -478,6 +494,10 @@ int broker_start(broker_t *b, broker_config_t *cfg)
         return -1;
     }
     topic_cfg_t tdef;
+    /* Storage first: an unformatted cluster node is refused with Kafka's
+     * message, whatever its shape. */
+    if (broker_storage_check(&b->node.cfg) < 0 || broker_config_check_shape(&b->node.cfg) < 0)
+        return -1;
     if (broker_signals(b) < 0 || broker_open_logs(b, &tdef) < 0)
         return -1;
     /* The dynamic configs are applied before anything they set starts. */
@@ -565,6 +585,7 @@ int broker_run(broker_t *b)
     }
     free(b->listeners);
     free(b->lkeys);
+    free(b->lkinds);
     if (b->sigio.fd >= 0) {
         net_io_del(b->node.loop, &b->sigio);
         close(b->sigio.fd);

@@ -22,6 +22,7 @@ typedef struct broker_s {
     struct net_pool_s *pool;     /* work off the loop, or NULL (one CPU) */
     net_listener_t **listeners;
     char **lkeys;         /* listeners[i] serves endpoint lkeys[i] ("NAME host port") */
+    int *lkinds;          /* and is of kind lkinds[i] (enum api_listener) */
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */
     int nconns;
@@ -37,9 +38,10 @@ typedef struct broker_s {
 int broker_start(broker_t *b, broker_config_t *cfg);
 /* Runs the loop until SIGTERM/SIGINT, then shuts down cleanly. */
 int broker_run(broker_t *b);
-/* Makes the open listeners those of b->node.cfg.listeners (controller ones
- * aside): closes the ones it no longer names, opens the new ones. Returns
- * the number that could not be opened (logged). */
+/* Makes the open listeners those of b->node.cfg.listeners: closes the ones
+ * it no longer names, opens the new ones (a controller listener serves the
+ * controller's APIs, the others the broker's). Returns the number that
+ * could not be opened (logged). */
 int broker_listeners_sync(broker_t *b);
 /* Sets the endpoint advertised to clients (node.adv_host, adv_port) from
  * the listeners. */

@@ -71,6 +71,17 @@ static const bcfg_field_t bcfg_fields[] = {
       max_incremental_fetch_session_cache_slots),
     F("controller.listener.names", BF_STR, controller_listener_names),
     F("inter.broker.listener.name", BF_STR, inter_broker_listener_name),
+    F("controller.quorum.election.timeout.ms", BF_I32, quorum.election_timeout_ms),
+    F("controller.quorum.fetch.timeout.ms", BF_I32, quorum.fetch_timeout_ms),
+    F("controller.quorum.election.backoff.max.ms", BF_I32, quorum.election_backoff_max_ms),
+    F("controller.quorum.request.timeout.ms", BF_I32, quorum.request_timeout_ms),
+    F("controller.quorum.retry.backoff.ms", BF_I32, quorum.retry_backoff_ms),
+    F("broker.heartbeat.interval.ms", BF_I32, quorum.heartbeat_interval_ms),
+    F("broker.session.timeout.ms", BF_I32, quorum.session_timeout_ms),
+    F("metadata.log.max.record.bytes.between.snapshots", BF_I64, quorum.snapshot_max_bytes),
+    F("metadata.log.max.snapshot.interval.ms", BF_I64, quorum.snapshot_interval_ms),
+    F("metadata.max.idle.interval.ms", BF_I32, quorum.max_idle_interval_ms),
+    F("broker.rack", BF_STR, quorum.rack),
 };
 
 #define BCFG_NFIELDS (sizeof(bcfg_fields) / sizeof(bcfg_fields[0]))
@@ -296,6 +307,7 @@ static int bcfg_load_special(broker_config_t *cfg)
 
     bcfg_load_roles(cfg);
     bcfg_norm_controller_names(cfg);
+    bcfg_load_quorum(cfg);
     if (bcfg_load_dirs(cfg) < 0 || bcfg_load_listeners(cfg) < 0)
         return -1;
     if (bcfg_ms_synonyms(cfg, ret_keys, ret_scale, 3, 168 * 3600000LL, &cfg->log_retention_ms) ||
@@ -383,5 +395,6 @@ void broker_config_free(broker_config_t *cfg)
     free(cfg->log_dirs);
     broker_config_free_listeners(cfg->listeners, cfg->nlisteners);
     broker_config_free_listeners(cfg->advertised, cfg->nadvertised);
+    bcfg_free_quorum(&cfg->quorum);
     props_free(&cfg->props);
 }

@@ -1,7 +1,8 @@
 /* Shared by the files of the broker's configuration only: broker_config.c
  * (the keys and their values), broker_config_listen.c (listeners and
  * their security protocols), broker_config_rules.c (the rules between
- * keys, and the shapes Strand cannot run yet) and broker_config_sec.c
+ * keys, and the shapes Strand cannot run yet), broker_config_quorum.c (the
+ * metadata quorum's voters and bootstrap servers) and broker_config_sec.c
  * (security settings Strand does not implement yet). */
 #ifndef STRAND_BROKER_CONFIG_INT_H
 #define STRAND_BROKER_CONFIG_INT_H
@@ -33,6 +34,10 @@ int bcfg_load_listeners(broker_config_t *cfg);
 /* Whether listener name (upper case) has a security protocol in the map in
  * effect. */
 bool bcfg_map_has(broker_config_t *cfg, const char *name);
+/* controller.quorum.voters and controller.quorum.bootstrap.servers into
+ * cfg->quorum (their values checked already). */
+void bcfg_load_quorum(broker_config_t *cfg);
+void bcfg_free_quorum(bcfg_quorum_t *q);
 /* Refuses a TLS, SASL, authorization or other security setting Strand
  * does not implement yet, unless it has Kafka's default (see
  * broker_config_sec.c for which keys). 0 or -1 (logged). */

@@ -4,14 +4,13 @@
  * controller listeners are (or, on a broker-only node, are not) among the
  * listeners, the inter-broker listener is one of the advertised broker
  * listeners, the connection quotas, the cleaner's buffer and the cordoned
- * log dirs are consistent. Then the shapes Strand cannot run yet, refused with a message
- * that says so rather than run as something else:
- *   - a controller-only node (process.roles=controller);
- *   - a broker-only node (process.roles=broker): it needs a controller
- *     quorum elsewhere, which Strand cannot join;
- *   - a quorum of several voters;
- *   - a listener whose security protocol is not PLAINTEXT (no TLS or SASL
- *     yet); security keys are refused before that (broker_config_sec.c). */
+ * log dirs are consistent; then a listener whose security protocol is not
+ * PLAINTEXT (no TLS or SASL yet; security keys are refused before that,
+ * broker_config_sec.c).
+ * The shapes of a cluster node Strand cannot run yet are a separate check
+ * (broker_config_check_shape), made when the node starts and not when a
+ * config is read: `strand format` reads a cluster node's config as Kafka's
+ * kafka-storage does. */
 #include "broker/broker_config_int.h"
 
 #include <ctype.h>
@@ -23,6 +22,7 @@
 #include "cluster/cfg_broker.h"
 #include "cluster/cfg_topic.h"
 #include "cluster/cfg_val.h"
+#include "util/logging.h"
 #include "util/mem.h"
 
 static bool bcfg_blank(const char *s)
@@ -32,45 +32,39 @@ static bool bcfg_blank(const char *s)
     return !s || !*s;
 }
 
-/* Voter ids of controller.quorum.voters, as "1, 2, 3"; whether node is one
- * of them, and whether another node is. */
-typedef struct bcfg_voters_s {
-    int32_t node;
-    bool self, others;
-    char ids[256];
-} bcfg_voters_t;
-
-static int bcfg_voter_item(const char *item, size_t len, void *arg)
+/* The voter ids as Kafka lists them in its message: "1, 2, 3". */
+static void bcfg_voter_ids(const bcfg_quorum_t *q, char *out, size_t cap)
 {
-    bcfg_voters_t *v = arg;
-    int32_t id = (int32_t)strtol(item, NULL, 10); /* checked: digits@host:port */
-    size_t n = strlen(v->ids);
-
-    (void)len;
-    v->self |= id == v->node;
-    v->others |= id != v->node;
-    snprintf(v->ids + n, sizeof(v->ids) - n, "%s%d", n ? ", " : "", id);
-    return 0;
+    out[0] = '\0';
+    for (int i = 0; i < q->nvoters; i++) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%d", i ? ", " : "", q->voters[i].id);
+    }
 }
 
-static int bcfg_rule_quorum(broker_config_t *cfg, bcfg_voters_t *v)
+bool broker_config_is_voter(const broker_config_t *cfg, int32_t id)
 {
-    const char *voters = props_get(&cfg->props, "controller.quorum.voters");
-    const char *boot = props_get(&cfg->props, "controller.quorum.bootstrap.servers");
+    for (int i = 0; i < cfg->quorum.nvoters; i++)
+        if (cfg->quorum.voters[i].id == id)
+            return true;
+    return false;
+}
 
-    memset(v, 0, sizeof(*v));
-    v->node = cfg->node_id;
-    if (bcfg_blank(voters) && bcfg_blank(boot))
+static int bcfg_rule_quorum(broker_config_t *cfg)
+{
+    const bcfg_quorum_t *q = &cfg->quorum;
+    char ids[256];
+
+    if (!q->nvoters && !q->nbootstrap)
         return bcfg_refuse(cfg, "If using process.roles, either "
                            "controller.quorum.bootstrap.servers must contain the set of bootstrap "
                            "controllers or controller.quorum.voters must contain a parseable set "
                            "of controllers.");
-    if (!bcfg_blank(voters))
-        cfg_val_items(voters, bcfg_voter_item, v);
-    if (cfg->role_controller && !bcfg_blank(voters) && !v->self)
+    bcfg_voter_ids(q, ids, sizeof(ids));
+    if (cfg->role_controller && q->nvoters && !broker_config_is_voter(cfg, cfg->node_id))
         return bcfg_require(cfg, "If process.roles contains the 'controller' role, the node id %d "
                             "must be included in the set of voters "
-                            "controller.quorum.voters=Set(%s)", cfg->node_id, v->ids);
+                            "controller.quorum.voters=Set(%s)", cfg->node_id, ids);
     return 0;
 }
 
@@ -274,22 +268,9 @@ static int bcfg_rule_values(const broker_config_t *cfg)
     return bcfg_rule_cordoned(cfg);
 }
 
-/* ---- what Strand cannot run yet ---- */
-
-static int bcfg_rule_shapes(const broker_config_t *cfg, const bcfg_voters_t *v)
+/* Listeners whose security protocol Strand cannot serve yet. */
+static int bcfg_rule_protocols(const broker_config_t *cfg)
 {
-    if (!cfg->role_broker)
-        return bcfg_refuse(cfg, "process.roles=controller: a controller-only node is not supported "
-                           "yet; Strand runs one node that is both broker and controller "
-                           "(process.roles=broker,controller)");
-    if (!cfg->role_controller)
-        return bcfg_refuse(cfg, "process.roles=broker: a broker-only node needs a controller "
-                           "quorum elsewhere, which Strand cannot join yet; run one node that is "
-                           "both (process.roles=broker,controller)");
-    if (v->others)
-        return bcfg_refuse(cfg, "controller.quorum.voters: a quorum of several controllers (%s) is "
-                           "not supported yet; Strand is a single node and its own quorum "
-                           "(list this node, %d, alone)", v->ids, cfg->node_id);
     for (int i = 0; i < cfg->nlisteners; i++)
         if (strcmp(cfg->listeners[i].protocol, "PLAINTEXT") != 0)
             return bcfg_refuse(cfg, "listener %s uses security protocol %s, which Strand does not "
@@ -298,16 +279,47 @@ static int bcfg_rule_shapes(const broker_config_t *cfg, const bcfg_voters_t *v)
     return 0;
 }
 
+/* A broker that heartbeats less often than twice a session loses its
+ * lease between two heartbeats: Kafka logs this and starts all the same. */
+static void bcfg_rule_heartbeat(const broker_config_t *cfg)
+{
+    const bcfg_quorum_t *q = &cfg->quorum;
+
+    if (!cfg->err && (int64_t)q->heartbeat_interval_ms * 2 > q->session_timeout_ms)
+        lg_error("config: broker.heartbeat.interval.ms (%d ms) must be less than or equal to half "
+                 "of the broker.session.timeout.ms (%d ms); a broker that misses one heartbeat "
+                 "is fenced", q->heartbeat_interval_ms, q->session_timeout_ms);
+}
+
+int broker_config_check_shape(const broker_config_t *cfg)
+{
+    char ids[256];
+
+    bcfg_voter_ids(&cfg->quorum, ids, sizeof(ids));
+    if (!cfg->role_broker)
+        return bcfg_refuse(cfg, "process.roles=controller: a controller-only node is not supported "
+                           "yet; Strand runs one node that is both broker and controller "
+                           "(process.roles=broker,controller)");
+    if (!cfg->role_controller)
+        return bcfg_refuse(cfg, "process.roles=broker: a broker-only node needs a controller "
+                           "quorum elsewhere, which Strand cannot join yet; run one node that is "
+                           "both (process.roles=broker,controller)");
+    if (cfg->quorum.nvoters > 1)
+        return bcfg_refuse(cfg, "controller.quorum.voters: a quorum of several controllers (%s) is "
+                           "not supported yet; Strand is a single node and its own quorum "
+                           "(list this node, %d, alone)", ids, cfg->node_id);
+    return 0;
+}
+
 int bcfg_check_rules(broker_config_t *cfg)
 {
-    bcfg_voters_t v;
-
-    if (bcfg_rule_quorum(cfg, &v) < 0 || bcfg_rule_broker_id(cfg) < 0 ||
+    if (bcfg_rule_quorum(cfg) < 0 || bcfg_rule_broker_id(cfg) < 0 ||
         bcfg_rule_controller_names(cfg) < 0)
         return -1;
     if (cfg->role_broker && (bcfg_inter_broker_name(cfg) < 0 || bcfg_rule_advertised(cfg) < 0))
         return -1;
     if (bcfg_rule_values(cfg) < 0 || bcfg_check_security(cfg) < 0)
         return -1;
-    return bcfg_rule_shapes(cfg, &v);
+    bcfg_rule_heartbeat(cfg);
+    return bcfg_rule_protocols(cfg);
 }

@@ -19,6 +19,41 @@ typedef struct bcfg_listener_s {
     bool controller; /* one of controller.listener.names */
 } bcfg_listener_t;
 
+/* One voter of a static quorum (controller.quorum.voters: id@host:port). */
+typedef struct bcfg_voter_s {
+    int32_t id;
+    char *host; /* as written, without the brackets of an IPv6 address */
+    int port;
+} bcfg_voter_t;
+
+/* One controller.quorum.bootstrap.servers entry (host:port). */
+typedef struct bcfg_addr_s {
+    char *host;
+    int port;
+} bcfg_addr_t;
+
+/* The metadata quorum as the Raft driver and the broker lifecycle read it:
+ * Kafka's KRaft keys, parsed and checked. A voter set makes the quorum
+ * static (kraft.version 0); without one the voters are found through the
+ * bootstrap servers (a dynamic quorum). */
+typedef struct bcfg_quorum_s {
+    bcfg_voter_t *voters; /* controller.quorum.voters, in the order given */
+    int nvoters;
+    bcfg_addr_t *bootstrap; /* controller.quorum.bootstrap.servers */
+    int nbootstrap;
+    int32_t election_timeout_ms;     /* controller.quorum.election.timeout.ms */
+    int32_t fetch_timeout_ms;        /* controller.quorum.fetch.timeout.ms */
+    int32_t election_backoff_max_ms; /* controller.quorum.election.backoff.max.ms */
+    int32_t request_timeout_ms;      /* controller.quorum.request.timeout.ms */
+    int32_t retry_backoff_ms;        /* controller.quorum.retry.backoff.ms */
+    int32_t heartbeat_interval_ms;   /* broker.heartbeat.interval.ms */
+    int32_t session_timeout_ms;      /* broker.session.timeout.ms */
+    int64_t snapshot_max_bytes;      /* metadata.log.max.record.bytes.between.snapshots */
+    int64_t snapshot_interval_ms;    /* metadata.log.max.snapshot.interval.ms */
+    int32_t max_idle_interval_ms;    /* metadata.max.idle.interval.ms */
+    char *rack;                      /* broker.rack, NULL when not set */
+} bcfg_quorum_t;
+
 typedef struct broker_config_s {
     props_t props;
 
@@ -29,10 +64,14 @@ typedef struct broker_config_s {
     int nlog_dirs;
     bcfg_listener_t *listeners;
     int nlisteners;
-    bcfg_listener_t *advertised; /* advertised.listeners, or listeners */
+    /* advertised.listeners, or listeners. A broker registers the entries
+     * that are not controller listeners; a controller advertises its
+     * controller listeners from here (as Kafka does). */
+    bcfg_listener_t *advertised;
     int nadvertised;
     char *controller_listener_names;
     char *inter_broker_listener_name;
+    bcfg_quorum_t quorum;
 
     int32_t num_partitions;
     int32_t num_io_threads; /* produce validation threads, at most one per CPU */

@@ -1,10 +1,6 @@
 /* The files at the root of each log dir (protocol/FORMATS.md §7.6, §7.7):
  *
- *   meta.properties   Java properties, version 1 (KRaft):
- *                       cluster.id=<22-char base64 uuid>
- *                       directory.id=<22-char base64 uuid>
- *                       node.id=<int>
- *                       version=1
+ *   meta.properties   see log_meta.c
  *   .kafka_cleanshutdown            {"version":0,"brokerEpoch":<long>}
  *   recovery-point-offset-checkpoint  text checkpoint, version 0, lines
  *   log-start-offset-checkpoint       "<topic> <partition> <offset>",
@@ -25,6 +21,7 @@
 
 #include "log/log_ckpt.h"
 #include "log/log_int.h"
+#include "log/log_meta.h"
 #include "util/buf.h"
 #include "util/fault.h"
 #include "util/logging.h"
@@ -40,90 +37,40 @@ static char *mgr_path(const char *dir, const char *name)
     return p;
 }
 
-/* ---- meta.properties ---- */
+/* ---- meta.properties (log_meta.c) ---- */
 
-typedef struct meta_s {
-    int present;
-    char cluster_id[UUID_STR_LEN + 1];
-    uint8_t dir_id[16];
-} meta_t;
-
-/* Reads dir's meta.properties. 0 (present or not), -1 with err. */
-static int meta_read(log_mgr_t *mgr, const char *dir, meta_t *m, char *err, size_t errlen)
+/* Reads dir's meta.properties, which must be this node's. 0 (present or
+ * not), -1 with err. */
+static int meta_read(log_mgr_t *mgr, const char *dir, log_meta_t *m, char *err, size_t errlen)
 {
-    char *path = mgr_path(dir, "meta.properties");
-    const char *version, *cid, *nid, *did;
-    props_t props;
-    int errline = 0, rc = -1;
-    char *end;
-    long nodeid;
-
-    memset(m, 0, sizeof(*m));
-    props_init(&props);
-    if (props_load(&props, path, &errline) < 0) {
-        if (errno == ENOENT)
-            rc = 0;
-        else
-            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        goto out;
-    }
-    version = props_get(&props, "version");
-    cid = props_get(&props, "cluster.id");
-    nid = props_get(&props, "node.id");
-    did = props_get(&props, "directory.id");
-    if (!version || strcmp(version, "1") != 0) {
-        snprintf(err, errlen, "%s: version %s is not supported (KRaft needs version=1)", path,
-                 version ? version : "(missing)");
-        goto out;
-    }
-    if (!cid || !*cid || !nid) {
-        snprintf(err, errlen, "%s: cluster.id or node.id missing", path);
-        goto out;
-    }
-    errno = 0;
-    nodeid = strtol(nid, &end, 10);
-    if (errno || *end || nodeid != mgr->node_id) {
+    if (log_meta_read(dir, m, err, errlen) < 0)
+        return -1;
+    if (m->present && m->node_id != mgr->node_id) {
+        /* Kafka 4.4's words: "previous" is the configured id */
         snprintf(err, errlen,
-                 "%s: node.id %s does not match the configured node.id %" PRId32
-                 " (this directory belongs to another node)",
-                 path, nid, mgr->node_id);
-        goto out;
+                 "Stored node id %" PRId32 " doesn't match previous node id %" PRId32
+                 " in %s/meta.properties. If you moved your data, make sure your configured node "
+                 "id matches. If you intend to create a new node, you should remove all data in "
+                 "your data directories.",
+                 m->node_id, mgr->node_id, dir);
+        return -1;
     }
-    if (strlen(cid) > UUID_STR_LEN) {
-        snprintf(err, errlen, "%s: cluster.id '%s' is too long", path, cid);
-        goto out;
-    }
-    if (did && uuid_from_base64(did, m->dir_id) < 0) {
-        snprintf(err, errlen, "%s: directory.id '%s' is not a uuid", path, did);
-        goto out;
-    }
-    snprintf(m->cluster_id, sizeof(m->cluster_id), "%s", cid);
-    m->present = 1;
-    rc = 0;
-out:
-    props_free(&props);
-    free(path);
-    return rc;
+    return 0;
 }
 
 static int meta_write(log_mgr_t *mgr, int i)
 {
-    char *path = mgr_path(mgr->dirs[i].path, "meta.properties");
-    char did[UUID_STR_LEN + 1], text[512];
-    int rc;
+    log_meta_t m;
 
-    uuid_to_base64(mgr->dirs[i].dir_id, did);
-    snprintf(text, sizeof(text),
-             "#\n#Written by strand\ncluster.id=%s\ndirectory.id=%s\nnode.id=%" PRId32
-             "\nversion=1\n",
-             mgr->cluster_id, did, mgr->node_id);
-    rc = log_ckpt_write_file(path, text, strlen(text));
-    free(path);
-    return rc;
+    memset(&m, 0, sizeof(m));
+    snprintf(m.cluster_id, sizeof(m.cluster_id), "%s", mgr->cluster_id);
+    m.node_id = mgr->node_id;
+    memcpy(m.dir_id, mgr->dirs[i].dir_id, 16);
+    return log_meta_write(mgr->dirs[i].path, &m);
 }
 
 /* The cluster id all present files agree on (and the configured one). */
-static int meta_cluster_id(log_mgr_t *mgr, const meta_t *m, const char *want, char *err,
+static int meta_cluster_id(log_mgr_t *mgr, const log_meta_t *m, const char *want, char *err,
                            size_t errlen)
 {
     const char *cid = want && *want ? want : NULL;
@@ -132,11 +79,9 @@ static int meta_cluster_id(log_mgr_t *mgr, const meta_t *m, const char *want, ch
         if (!m[i].present)
             continue;
         if (cid && strcmp(cid, m[i].cluster_id) != 0) {
-            snprintf(err, errlen,
-                     "%s/meta.properties: cluster.id %s does not match %s%s (this directory "
-                     "belongs to another cluster)",
-                     mgr->dirs[i].path, m[i].cluster_id, want && *want ? "the configured " : "",
-                     cid);
+            /* Kafka 4.4's words */
+            snprintf(err, errlen, "Invalid cluster.id in: %s/meta.properties. Expected %s, but "
+                     "read %s", mgr->dirs[i].path, cid, m[i].cluster_id);
             return -1;
         }
         cid = m[i].cluster_id;
@@ -157,7 +102,7 @@ static int meta_cluster_id(log_mgr_t *mgr, const meta_t *m, const char *want, ch
 
 int log_mgr_meta_load(log_mgr_t *mgr, const char *want_cluster_id, char *err, size_t errlen)
 {
-    meta_t *m = xcalloc((size_t)mgr->ndirs, sizeof(*m));
+    log_meta_t *m = xcalloc((size_t)mgr->ndirs, sizeof(*m));
     int rc = -1;
 
     for (int i = 0; i < mgr->ndirs; i++)

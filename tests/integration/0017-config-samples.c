@@ -14,9 +14,11 @@
  *   #= kafka-skip: REASON          not run against Kafka: it needs nodes
  *                                  that are not here
  *
- * Each sample is started as a user would: Strand with the file; Kafka
- * (KAFKA_REF=1) formatted with kafka-storage's format (with --standalone
- * when Kafka asks for it) and then started. Started means the broker
+ * Each sample is started as a user would: Strand with the file, and when
+ * it refuses to start unformatted (a node of a cluster) formatted with
+ * strand format (with --standalone when it asks for it) and started
+ * again; Kafka (KAFKA_REF=1) formatted with kafka-storage's format (the
+ * same way) and then started. Started means the broker
  * logged that it started (Strand "started in", Kafka "Kafka Server
  * started"); it is then stopped, and Strand must exit 0. Refused means it
  * exited first, having said why. Against Kafka this takes minutes (a JVM
@@ -187,7 +189,26 @@ static int stop(pid_t pid, double grace_s)
     return -1;
 }
 
-/* 1 started, 0 refused. */
+/* strand format, with --standalone when it asks for it, as a user does
+ * for a node that is part of a cluster. 0, or -1 when it refused. */
+static int strand_format(const char *props, const char *logpath)
+{
+    for (int standalone = 0; standalone < 2; standalone++) {
+        char *argv[] = {getenv("STRAND_BIN"), "format", "-t", "MkU3OEVBNTcwNTJENDM2Qk", "-c",
+                        (char *)props, standalone ? "--standalone" : NULL, NULL};
+        int st;
+        pid_t pid = spawn(argv, logpath);
+        waitpid(pid, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+            return 0;
+        if (standalone || !file_has(logpath, "--standalone"))
+            return -1;
+    }
+    return -1;
+}
+
+/* 1 started, 0 refused (at format or at start). A node that refuses to
+ * start unformatted is formatted and started again. */
 static int run_strand(const char *props, const char *logpath)
 {
     char *argv[] = {getenv("STRAND_BIN"), (char *)props, NULL};
@@ -198,6 +219,12 @@ static int run_strand(const char *props, const char *logpath)
         tl_skip("STRAND_BIN is not set");
     pid = spawn(argv, logpath);
     r = wait_ready(pid, logpath, "started in", 20);
+    if (r == 0 && file_has(logpath, "No readable meta.properties files found.")) {
+        if (strand_format(props, logpath) < 0)
+            return 0;
+        pid = spawn(argv, logpath);
+        r = wait_ready(pid, logpath, "started in", 20);
+    }
     TL_ASSERT(r >= 0, "%s: strand neither started nor exited in 20 s", props);
     if (r == 0)
         return 0;

@@ -50,8 +50,8 @@ static void tl_write_props(const tl_broker *b, const char *const *extra)
     f = fopen(path, "w");
     if (!f)
         tl_fail("%s: %s", path, strerror(errno));
-    /* a single-node KRaft configuration, as Kafka 4.4 needs it (the
-     * controller listener is not opened by strand, its port only named) */
+    /* a single-node KRaft configuration, as Kafka 4.4 needs it (its
+     * controller listener serves the controller's APIs) */
     int cport = tl_free_port();
     fprintf(f, "# written by tests/testlib\n"
                "process.roles=broker,controller\n"

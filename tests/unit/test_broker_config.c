@@ -343,6 +343,74 @@ static void test_parser_listeners(void)
     broker_config_free(&cfg);
 }
 
+/* The quorum keys land typed in cfg.quorum: the voters with ids, hosts
+ * (IPv6 without brackets) and ports, the bootstrap servers, the Raft and
+ * broker timeouts with Kafka's defaults, the rack. */
+static void test_parser_quorum(void)
+{
+    broker_config_t cfg;
+    const bcfg_quorum_t *q = &cfg.quorum;
+
+    CU_ASSERT_EQUAL_FATAL(load(&cfg, ""), 0);
+    CU_ASSERT_EQUAL(q->nvoters, 1);
+    CU_ASSERT_EQUAL(q->voters[0].id, 1);
+    CU_ASSERT_STRING_EQUAL(q->voters[0].host, "localhost");
+    CU_ASSERT_EQUAL(q->voters[0].port, 9093);
+    CU_ASSERT_EQUAL(q->nbootstrap, 0);
+    CU_ASSERT_EQUAL(q->election_timeout_ms, 1000);
+    CU_ASSERT_EQUAL(q->fetch_timeout_ms, 2000);
+    CU_ASSERT_EQUAL(q->election_backoff_max_ms, 1000);
+    CU_ASSERT_EQUAL(q->request_timeout_ms, 2000);
+    CU_ASSERT_EQUAL(q->retry_backoff_ms, 20);
+    CU_ASSERT_EQUAL(q->heartbeat_interval_ms, 2000);
+    CU_ASSERT_EQUAL(q->session_timeout_ms, 9000);
+    CU_ASSERT_EQUAL(q->snapshot_max_bytes, 20971520);
+    CU_ASSERT_EQUAL(q->snapshot_interval_ms, 3600000);
+    CU_ASSERT_EQUAL(q->max_idle_interval_ms, 500);
+    CU_ASSERT_PTR_NULL(q->rack);
+    CU_ASSERT(broker_config_is_voter(&cfg, 1));
+    CU_ASSERT_FALSE(broker_config_is_voter(&cfg, 2));
+    CU_ASSERT_EQUAL(broker_config_check_shape(&cfg), 0);
+    broker_config_free(&cfg);
+
+    CU_ASSERT_EQUAL_FATAL(
+        load(&cfg, "controller.quorum.voters=1@localhost:9093, 2@[::1]:9095,3@h3:9097\n"
+                   "controller.quorum.election.timeout.ms=300\nbroker.rack=r1\n"
+                   "controller.quorum.fetch.timeout.ms=600\nbroker.session.timeout.ms=4000\n"
+                   "broker.heartbeat.interval.ms=500\nmetadata.max.idle.interval.ms=50\n"
+                   "metadata.log.max.record.bytes.between.snapshots=1000\n"),
+        0);
+    CU_ASSERT_EQUAL_FATAL(q->nvoters, 3);
+    CU_ASSERT_EQUAL(q->voters[1].id, 2);
+    CU_ASSERT_STRING_EQUAL(q->voters[1].host, "::1");
+    CU_ASSERT_EQUAL(q->voters[1].port, 9095);
+    CU_ASSERT_STRING_EQUAL(q->voters[2].host, "h3");
+    CU_ASSERT_EQUAL(q->election_timeout_ms, 300);
+    CU_ASSERT_EQUAL(q->fetch_timeout_ms, 600);
+    CU_ASSERT_EQUAL(q->session_timeout_ms, 4000);
+    CU_ASSERT_EQUAL(q->heartbeat_interval_ms, 500);
+    CU_ASSERT_EQUAL(q->max_idle_interval_ms, 50);
+    CU_ASSERT_EQUAL(q->snapshot_max_bytes, 1000);
+    CU_ASSERT_STRING_EQUAL(q->rack, "r1");
+    CU_ASSERT_EQUAL(broker_config_check_shape(&cfg), -1); /* several voters: not yet */
+    broker_config_free(&cfg);
+
+    /* a broker-only node of a dynamic quorum is read (format needs it) */
+    CU_ASSERT_EQUAL_FATAL(load_with(&cfg, 0, "process.roles=broker\nnode.id=4\n"
+                                             "controller.quorum.bootstrap.servers=c1:9093,c2:9094\n"
+                                             "listeners=PLAINTEXT://:9092\n"
+                                             "controller.listener.names=CONTROLLER\n"
+                                             "log.dirs=/tmp/x\n"),
+                          0);
+    CU_ASSERT_EQUAL(q->nvoters, 0);
+    CU_ASSERT_EQUAL_FATAL(q->nbootstrap, 2);
+    CU_ASSERT_STRING_EQUAL(q->bootstrap[1].host, "c2");
+    CU_ASSERT_EQUAL(q->bootstrap[1].port, 9094);
+    CU_ASSERT(cfg.role_broker && !cfg.role_controller);
+    CU_ASSERT_EQUAL(broker_config_check_shape(&cfg), -1);
+    broker_config_free(&cfg);
+}
+
 int main(void)
 {
     snprintf(props_path, sizeof(props_path), "/tmp/strand-test-broker-config-%d.properties",
@@ -359,6 +427,7 @@ int main(void)
     CU_add_test(s, "parser: refused values", test_parser_refuses);
     CU_add_test(s, "parser: listeners", test_parser_listeners);
     CU_add_test(s, "parser: security keys", test_security_keys);
+    CU_add_test(s, "parser: the quorum keys", test_parser_quorum);
     int rc = unit_run();
     unlink(props_path);
     return rc;

@@ -180,16 +180,17 @@ static void test_meta_properties(void)
     CU_ASSERT(memcmp(id, id2, 16) == 0);
     log_mgr_free(mgr);
 
-    /* another node.id: refused */
+    /* another node.id: refused, with Kafka 4.4's message */
     c = mcfg(dirs, 2, 4, NULL);
     mgr = log_mgr_open(&c, NOW, err, sizeof(err));
     CU_ASSERT_PTR_NULL(mgr);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "node.id"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "Stored node id 3 doesn't match previous node id 4 in "));
     /* another cluster.id: refused */
     c = mcfg(dirs, 2, 3, "AAECAwQFBgcICQoLDA0ODw");
     mgr = log_mgr_open(&c, NOW, err, sizeof(err));
     CU_ASSERT_PTR_NULL(mgr);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "cluster.id"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "Invalid cluster.id in: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "Expected AAECAwQFBgcICQoLDA0ODw, but read "));
     /* the configured one: accepted */
     c = mcfg(dirs, 2, 3, cid);
     mgr = log_mgr_open(&c, NOW, err, sizeof(err));
