@@ -21,12 +21,15 @@
  * nor accepts it by default. */
 static const api_entry_t api_core_entries[] = {
     {0, 3, 13, 0, api_produce, API_L_BROKER},
-    {1, 4, 18, 4, api_fetch, API_L_BROKER},
+    {1, 4, 18, 4, api_fetch, API_L_BROKER | API_L_QUORUM},
     {2, 1, 11, 1, api_list_offsets, API_L_BROKER},
     {3, 0, 13, 0, api_metadata, API_L_BROKER},
     {18, 0, 5, 0, api_versions, API_L_BOTH},
     {22, 0, 5, 0, api_init_producer_id, API_L_BROKER},
     {23, 2, 4, 2, api_offset_for_leader_epoch, API_L_BROKER},
+    {52, 0, 2, 0, api_raft, API_L_QUORUM},
+    {53, 0, 1, 0, api_raft, API_L_QUORUM},
+    {54, 0, 1, 0, api_raft, API_L_QUORUM},
     {60, 0, 2, 0, api_describe_cluster, API_L_BOTH},
 };
 
@@ -133,6 +136,8 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     req->arena = &conn->arena;
     req->now_ms = net_now_wall_ms();
     req->kind = ac->kind ? ac->kind : API_L_BROKER;
+    if ((req->kind & API_L_CONTROLLER) && ac->b->raft)
+        req->kind |= API_L_QUORUM;
     if (proto_req_header_decode(&req->hdr, frame, len, &hdr_len) < 0) {
         net_conn_close(conn, "malformed request header");
         net_conn_done(conn);

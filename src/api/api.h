@@ -56,6 +56,10 @@ enum api_listener {
     API_L_BROKER = 1,
     API_L_CONTROLLER = 2,
     API_L_BOTH = API_L_BROKER | API_L_CONTROLLER,
+    /* The metadata quorum's own APIs: on a controller listener of a node
+     * that runs a Raft node (a connection there is of kind
+     * API_L_CONTROLLER | API_L_QUORUM). */
+    API_L_QUORUM = 4,
 };
 
 typedef struct api_entry_s {
@@ -128,6 +132,5 @@ void api_init_producer_id(api_req_t *req);
 /* api_raft.c: Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch of the
  * metadata log, for the Raft node. */
 void api_raft(api_req_t *req);
-int api_raft_is_metadata_fetch(const api_req_t *req);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/api_util.h"
+#include "cluster/raft_node.h"
 
 /* Controller endpoints (2) are asked of controller listeners only, and
  * other types are unknown; Kafka's refusal keeps the answer's defaults
@@ -31,6 +32,25 @@ static const bcfg_listener_t *api_dc_controller_endpoint(const broker_config_t *
         if (cfg->listeners[i].controller)
             return &cfg->listeners[i];
     return NULL;
+}
+
+/* A quorum's controllers: its voters at their controller listeners, the
+ * Raft leader as the active controller (-1 while there is none). */
+static void api_dc_voters(api_req_t *req, proto_describe_cluster_resp_t *resp)
+{
+    const bcfg_quorum_t *q = &req->b->cfg.quorum;
+    resp->controller_id = raft_leader(raft_node_core(req->b->raft));
+    resp->brokers.n = q->nvoters;
+    resp->brokers.v = arena_calloc(req->arena, (size_t)q->nvoters + 1, sizeof(*resp->brokers.v));
+    for (int i = 0; i < q->nvoters; i++) {
+        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[i];
+        proto_describe_cluster_resp_describe_cluster_broker_init(br);
+        br->broker_id = q->voters[i].id;
+        br->host.p = q->voters[i].host;
+        br->host.len = (int32_t)strlen(q->voters[i].host);
+        br->port = q->voters[i].port;
+    }
+    API_REPLY(req, describe_cluster, resp);
 }
 
 /* On a controller listener, as a Kafka controller answers there: the
@@ -62,6 +82,10 @@ static void api_dc_controller(api_req_t *req, const proto_describe_cluster_req_t
         resp->cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;
     resp->cluster_id.p = req->b->cluster_id;
     resp->cluster_id.len = (int32_t)strlen(req->b->cluster_id);
+    if (req->b->raft) {
+        api_dc_voters(req, resp);
+        return;
+    }
     resp->controller_id = req->b->cfg.node_id;
     resp->brokers.n = 1;
     resp->brokers.v = arena_calloc(req->arena, 1, sizeof(*resp->brokers.v));
@@ -87,7 +111,7 @@ void api_describe_cluster(api_req_t *req)
         return;
     }
     proto_describe_cluster_resp_init(&resp);
-    if (req->kind == API_L_CONTROLLER) {
+    if (req->kind & API_L_CONTROLLER) {
         api_dc_controller(req, &r, &resp);
         return;
     }

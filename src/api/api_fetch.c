@@ -334,6 +334,11 @@ static void api_fetch_start(api_fetch_t *f)
 
 void api_fetch(api_req_t *req)
 {
+    if (req->kind & API_L_CONTROLLER) {
+        /* on a controller listener, Fetch is the quorum's */
+        api_raft(req);
+        return;
+    }
     api_fetch_t *f = arena_calloc(req->arena, 1, sizeof(*f));
     f->req = req;
     proto_fetch_req_init(&f->r);

@@ -74,8 +74,36 @@ static int api_dq_named(const char *list, const char *name)
     return 0;
 }
 
+/* A static quorum's voters at the addresses controller.quorum.voters
+ * gives, under the first controller listener's name. */
+static void api_dq_voter_nodes(api_req_t *req, api_dq_resp_t *resp)
+{
+    const broker_config_t *cfg = &req->b->cfg;
+    const char *names = cfg->controller_listener_names ? cfg->controller_listener_names : "";
+    int32_t nlen = (int32_t)strcspn(names, ",");
+    int n = cfg->quorum.nvoters;
+    proto_describe_quorum_resp_node_t *nodes = arena_calloc(req->arena, (size_t)n + 1, sizeof(*nodes));
+    for (int i = 0; i < n; i++) {
+        const bcfg_voter_t *v = &cfg->quorum.voters[i];
+        proto_describe_quorum_resp_listener_t *ls = arena_calloc(req->arena, 1, sizeof(*ls));
+        proto_describe_quorum_resp_node_init(&nodes[i]);
+        nodes[i].node_id = v->id;
+        ls->name = (proto_str_t){names, nlen};
+        ls->host = (proto_str_t){v->host, (int32_t)strlen(v->host)};
+        ls->port = (uint16_t)v->port;
+        nodes[i].listeners.n = 1;
+        nodes[i].listeners.v = ls;
+    }
+    resp->nodes.n = n;
+    resp->nodes.v = nodes;
+}
+
 static void api_dq_nodes(api_req_t *req, api_dq_resp_t *resp)
 {
+    if (req->b->raft) {
+        api_dq_voter_nodes(req, resp);
+        return;
+    }
     const broker_config_t *cfg = &req->b->cfg;
     proto_describe_quorum_resp_node_t *node = arena_calloc(req->arena, 1, sizeof(*node));
     int n = 0;

@@ -1,6 +1,7 @@
 /* The KRaft quorum's own requests on a controller listener: Vote (52),
  * BeginQuorumEpoch (53), EndQuorumEpoch (54), and Fetch of
- * __cluster_metadata-0 (1), handed whole to this node's Raft node
+ * __cluster_metadata-0 (1; any Fetch on a controller listener, whose
+ * other topics the Raft node refuses as an invalid request), handed whole to this node's Raft node
  * (cluster/raft_node.h), which decodes, checks and answers them when its
  * core says (a Fetch with nothing new waits at the leader, so the
  * answer may come later; the connection reads nothing else meanwhile,
@@ -68,28 +69,4 @@ void api_raft(api_req_t *req)
             ac->pending = NULL;
         api_close(req, "malformed KRaft request");
     }
-}
-
-/* A Fetch of the metadata log (by name, or by Kafka's fixed id of the
- * metadata topic from v13) is the quorum's, not the data plane's. */
-int api_raft_is_metadata_fetch(const api_req_t *req)
-{
-    proto_fetch_req_t r;
-    arena_t scratch;
-    int yes = 0;
-    if (!req->b->raft)
-        return 0;
-    arena_init(&scratch, 1024);
-    proto_fetch_req_init(&r);
-    if (proto_fetch_req_decode(&r, req->hdr.api_version, req->body, req->body_len, &scratch) == 0 &&
-        r.topics.n == 1) {
-        const proto_fetch_req_fetch_topic_t *t = &r.topics.v[0];
-        static const uint8_t meta_id[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-        if (req->hdr.api_version >= 13)
-            yes = memcmp(t->topic_id.b, meta_id, 16) == 0;
-        else
-            yes = t->topic.len == 18 && memcmp(t->topic.p, "__cluster_metadata", 18) == 0;
-    }
-    arena_destroy(&scratch);
-    return yes;
 }

@@ -19,6 +19,7 @@
 #include "api/api_fsess.h"
 #include "api/api_group.h"
 #include "broker/broker_dyn.h"
+#include "broker/broker_quorum.h"
 #include "broker/broker_storage.h"
 #include "log/log_batch.h"
 #include "net/net_pool.h"
@@ -407,7 +408,8 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
     /* Metadata flows down: the controller owns the metadata log, the
      * partition layer follows it. */
     cfg_topic_apply_static(tdef, &b->node.cfg.props);
-    ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b};
+    ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b,
+                       broker_quorum_wanted(&b->node.cfg)};
     b->node.ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
     return b->node.ctl ? 0 : -1;
 }
@@ -505,6 +507,8 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     if (broker_start_pool(b) < 0)
         return -1;
     broker_open_topics(b, &tdef);
+    if (broker_quorum_start(b) < 0)
+        return -1;
     /* With group state on disk, its replay starts now, in slices per loop
      * turn (groups answer COORDINATOR_LOAD_IN_PROGRESS until theirs is
      * loaded). Without, __consumer_offsets is created on first use, as
@@ -570,6 +574,7 @@ int broker_run(broker_t *b)
      * still out complete (commits, partition logs) must not queue more
      * behind a pool that is going away. */
     b->node.reg->stopping = 1;
+    broker_quorum_stop(b);
     ctl_attach(b->node.ctl, b->node.loop, NULL);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */
     b->pool = NULL;

@@ -31,6 +31,7 @@ typedef struct broker_s {
     int64_t start_mono_ms;
     int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
+    struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's

@@ -21,8 +21,10 @@ int broker_config_load(broker_config_t *cfg, const char *path, char *const *over
 int broker_config_check(broker_config_t *cfg, const props_t *props, char *err, size_t errlen);
 /* Refuses (logged, -1) the shapes of a cluster node this build cannot run
  * yet, with a message that says so rather than run as something else: a
- * controller-only node, a broker-only node (it needs a quorum elsewhere)
- * and a quorum of several voters. 0 for a node that is its own quorum. */
+ * controller-only node of a dynamic quorum, a broker-only node (it needs
+ * a quorum elsewhere) and a broker that is one of several voters. 0 for
+ * a node that is its own quorum, or a controller-only voter of a static
+ * quorum. */
 int broker_config_check_shape(const broker_config_t *cfg);
 /* Whether node id is one of controller.quorum.voters. */
 bool broker_config_is_voter(const broker_config_t *cfg, int32_t id);

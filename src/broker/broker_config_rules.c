@@ -296,18 +296,21 @@ int broker_config_check_shape(const broker_config_t *cfg)
     char ids[256];
 
     bcfg_voter_ids(&cfg->quorum, ids, sizeof(ids));
+    if (!cfg->role_broker && cfg->quorum.nvoters == 0)
+        return bcfg_refuse(cfg, "process.roles=controller with controller.quorum.bootstrap.servers: "
+                           "a controller-only node is not supported yet in a dynamic quorum; "
+                           "list the voters in controller.quorum.voters");
     if (!cfg->role_broker)
-        return bcfg_refuse(cfg, "process.roles=controller: a controller-only node is not supported "
-                           "yet; Strand runs one node that is both broker and controller "
-                           "(process.roles=broker,controller)");
+        return 0; /* a voter of a static quorum (broker/broker_quorum.c) */
     if (!cfg->role_controller)
         return bcfg_refuse(cfg, "process.roles=broker: a broker-only node needs a controller "
                            "quorum elsewhere, which Strand cannot join yet; run one node that is "
                            "both (process.roles=broker,controller)");
     if (cfg->quorum.nvoters > 1)
         return bcfg_refuse(cfg, "controller.quorum.voters: a quorum of several controllers (%s) is "
-                           "not supported yet; Strand is a single node and its own quorum "
-                           "(list this node, %d, alone)", ids, cfg->node_id);
+                           "not supported yet for a node that is also a broker; run the "
+                           "controllers as process.roles=controller, or list this node, %d, "
+                           "alone", ids, cfg->node_id);
     return 0;
 }
 

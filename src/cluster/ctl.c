@@ -118,14 +118,16 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->props = cfg->props;
     ctl->broker_check = cfg->broker_check;
     ctl->broker_check_arg = cfg->broker_check_arg;
-    ctl->meta = meta_log_open(logs, now_ms, &fresh);
-    if (!ctl->meta || (fresh && ctl_bootstrap(ctl, now_ms) != 0)) {
+    ctl->quorum = cfg->quorum;
+    ctl->meta = meta_log_open(logs, now_ms, ctl->quorum, &fresh);
+    if (!ctl->meta || (fresh && !ctl->quorum && ctl_bootstrap(ctl, now_ms) != 0)) {
         lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
         ctl_free(ctl);
         return NULL;
     }
-    /* As a Kafka node that does not support the finalized levels. */
-    if (ctl_features_check(&ctl->meta->img, err, sizeof(err)) < 0) {
+    /* As a Kafka node that does not support the finalized levels (a
+     * quorum's log gets them from its first leader). */
+    if (!ctl->quorum && ctl_features_check(&ctl->meta->img, err, sizeof(err)) < 0) {
         lg_error("refusing to start: %s", err);
         ctl_free(ctl);
         return NULL;
@@ -253,6 +255,14 @@ void ctl_submit(ctl_t *ctl, ctl_op_t *op)
     op->err = KERR_NONE;
     op->msg[0] = '\0';
     memset(op->created_id, 0, 16);
+    if (ctl->quorum) {
+        op->err = KERR_NOT_CONTROLLER;
+        snprintf(op->msg, sizeof(op->msg), "%s",
+                 "The metadata quorum elects and replicates, but this build does not yet commit "
+                 "changes through it.");
+        op->done(op);
+        return;
+    }
     if (ctl->tail)
         ctl->tail->next = op;
     else

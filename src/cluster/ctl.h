@@ -37,6 +37,11 @@ typedef struct ctl_config_s {
                              controller), under the dynamic broker configs */
     ctl_broker_check_fn *broker_check; /* NULL: none */
     void *broker_check_arg;
+    int quorum;          /* the metadata log is a Raft quorum's
+                            (cluster/raft_node.h): nothing is written to
+                            it here, and changes are refused
+                            (NOT_CONTROLLER) until the controller runs
+                            over the quorum */
 } ctl_config_t;
 
 /* Opens the metadata log (creating it on a first start, or synthesizing

@@ -16,6 +16,7 @@ struct ctl_s {
     const props_t *props;
     ctl_broker_check_fn *broker_check;
     void *broker_check_arg;
+    int quorum;           /* ctl_config_t.quorum */
     ctl_op_t *head, *tail; /* queued; the head may be committing */
     int committing;
     /* Producer ids (ctl_pid.c): the block being handed out, its next

@@ -181,7 +181,7 @@ static int meta_log_load(meta_log_t *ml)
     return total;
 }
 
-meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh)
+meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int quorum, int *fresh)
 {
     log_config_t cfg;
     meta_log_t *ml = xcalloc(1, sizeof(*ml));
@@ -206,7 +206,8 @@ meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh)
     *fresh = log_end_offset(ml->log) == 0;
     latest = log_latest_epoch(ml->log);
     ml->epoch = latest < 1 ? 1 : latest + 1;
-    if (log_epoch_assign(ml->log, ml->epoch, log_end_offset(ml->log)) < 0)
+    /* A quorum's epochs are its leaders' (cluster/raft.h), never bumped here. */
+    if (!quorum && log_epoch_assign(ml->log, ml->epoch, log_end_offset(ml->log)) < 0)
         lg_warn("metadata log: cannot write leader-epoch-checkpoint: %s", strerror(errno));
     log_set_high_watermark(ml->log, log_end_offset(ml->log));
     ml->last_applied = log_end_offset(ml->log) - 1;

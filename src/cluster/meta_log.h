@@ -59,9 +59,11 @@ int64_t meta_log_high_watermark(const meta_log_t *ml);
 /* Opens (creating if missing) the metadata log and replays it into a new
  * image. Records that do not fit the image are logged and skipped.
  * *fresh is set to 1 when the log held no record (a new node, or data
- * dirs written before the metadata log existed). Returns the log owned by
- * the caller (meta_log_free), or NULL with errno set. */
-meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int *fresh);
+ * dirs written before the metadata log existed). quorum: the log is a
+ * Raft quorum's, whose epochs are its leaders' (cluster/raft.h): the
+ * node's own epoch is not bumped into it. Returns the log owned by the
+ * caller (meta_log_free), or NULL with errno set. */
+meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int quorum, int *fresh);
 /* Frees the image; the log itself belongs to the log manager. */
 void meta_log_free(meta_log_t *ml);
 

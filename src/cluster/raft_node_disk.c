@@ -139,7 +139,7 @@ static void rn_state_start(raft_node_t *node)
     snprintf(j->dir, sizeof(j->dir), "%s", log_dir(node->log));
     node->state_dirty = 0;
     node->state_job = j;
-    net_pool_submit(node->pool, &j->job);
+    net_pool_run(node->pool, &j->job);
 }
 
 void rn_disk_persist(raft_node_t *node, const raft_out_t *out)
@@ -202,7 +202,7 @@ static void rn_flush_kick(raft_node_t *node)
     f->node = node;
     f->gen = node->trunc_gen;
     node->flush = f;
-    net_pool_submit(node->pool, &f->job);
+    net_pool_run(node->pool, &f->job);
 }
 
 /* ---- appends and truncations ---- */

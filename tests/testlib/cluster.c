@@ -28,10 +28,11 @@ static void tl_cluster_on_end(void *arg, int failed)
         tl_netns_remove(&c->nodes[i]);
 }
 
-/* A shared Kafka quorum needs one cluster id in every node's format:
- * kafka-ref.sh takes it from KAFKA_REF_CLUSTER_ID (16 random bytes,
- * URL-safe base64, as kafka-storage random-uuid). */
-static void tl_cluster_kafka_id(void)
+/* A shared quorum needs one cluster id in every node's format (16 random
+ * bytes, URL-safe base64, as kafka-storage random-uuid): Strand nodes are
+ * formatted with it before their first start, kafka-ref.sh takes it from
+ * KAFKA_REF_CLUSTER_ID. */
+static void tl_cluster_new_id(tl_cluster *c)
 {
     static const char b64[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -40,6 +41,7 @@ static void tl_cluster_kafka_id(void)
         id[i] = b64[tl_rand() % 64];
     id[21] = b64[(tl_rand() % 4) * 16]; /* 128 bits: the last char holds 2 */
     id[22] = '\0';
+    memcpy(c->cluster_id, id, sizeof(id));
     setenv("KAFKA_REF_CLUSTER_ID", id, 1);
 }
 
@@ -55,8 +57,8 @@ tl_cluster *tl_cluster_new(const char *name, tl_quorum quorum)
     free(dir);
     c->quorum = quorum;
     c->kafka = tl_is_kafka();
-    if (c->kafka && quorum == TL_QUORUM_SHARED)
-        tl_cluster_kafka_id();
+    if (quorum == TL_QUORUM_SHARED)
+        tl_cluster_new_id(c);
     tl_on_end(tl_cluster_on_end, c);
     return c;
 }
@@ -172,6 +174,8 @@ void tl_node_spawn(tl_node *node)
         tl_fail("node %d is running already", node->id);
     if (!node->kafka)
         tl_node_write_props(node);
+    if (!node->kafka && node->cluster->quorum == TL_QUORUM_SHARED)
+        tl_proc_format(node, node->cluster->cluster_id);
     tl_proc_spawn(node);
 }
 

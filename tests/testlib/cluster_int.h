@@ -20,6 +20,7 @@ struct tl_cluster {
     tl_proxy *proxies[TL_CLUSTER_MAX_PROXIES]; /* owned */
     int nproxies;
     char voters[1024], bootstrap[1024], controllers[1024];
+    char cluster_id[23]; /* a shared quorum's, formatted into every node */
 };
 
 /* Sets the address node listens on (and is reached by). */
@@ -33,6 +34,8 @@ void tl_node_log_path(const tl_node *node, char *path, size_t size);
 
 /* cluster_proc.c: the process of a node, strand or Kafka. */
 void tl_proc_spawn(tl_node *node);
+/* Formats a Strand node of a shared quorum before its first start. */
+void tl_proc_format(tl_node *node, const char *cluster_id);
 void tl_proc_wait_ready(tl_node *node, double timeout_s);
 int tl_proc_stop(tl_node *node);
 void tl_proc_kill9(tl_node *node);

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <unistd.h>
 
 #include "testlib/testlib.h"
 
@@ -77,6 +78,21 @@ static void tl_proc_exec_kafka(tl_node *node)
     execv(script, argv);
     fprintf(stderr, "exec %s: %s\n", script, strerror(errno));
     _exit(127);
+}
+
+/* A Strand node of a shared quorum is formatted before its first start,
+ * as a user formats a cluster node (`strand format`). */
+void tl_proc_format(tl_node *node, const char *cluster_id)
+{
+    const char *bin = getenv("STRAND_BIN");
+    char meta[PATH_MAX + 32], cmd[3 * PATH_MAX];
+    snprintf(meta, sizeof(meta), "%s/data/meta.properties", node->dir);
+    if (!bin || access(meta, F_OK) == 0)
+        return;
+    snprintf(cmd, sizeof(cmd), "'%s' format -t '%s' -c '%s/server.properties' >> '%s/node.log' 2>&1",
+             bin, cluster_id, node->dir, node->dir);
+    if (system(cmd) != 0)
+        tl_fail("node %d: strand format failed (see %s/node.log)", node->id, node->dir);
 }
 
 void tl_proc_spawn(tl_node *node)

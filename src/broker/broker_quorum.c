@@ -1,0 +1,129 @@
+/* The metadata quorum of a node that is one of several controllers: its
+ * Raft node (cluster/raft_node.h) over the metadata log, talking to the
+ * other voters through outbound connections to their controller
+ * listeners (cluster/raft_net.h) and answered on this node's controller
+ * listener (api/api_raft.c). Started once the pool runs, stopped before
+ * the logs close: a leader hands over first (EndQuorumEpoch), so the
+ * others elect at once rather than after a fetch timeout. */
+#include "broker/broker_quorum.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cluster/ctl.h"
+#include "cluster/raft_net.h"
+#include "util/logging.h"
+
+/* Whether this node runs a Raft quorum with others: a controller of a
+ * static quorum of more than one voter, or a controller-only node. */
+int broker_quorum_wanted(const broker_config_t *cfg)
+{
+    return cfg->role_controller && (cfg->quorum.nvoters > 1 || !cfg->role_broker);
+}
+
+static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)
+{
+    const bcfg_quorum_t *q = &cfg->quorum;
+    memset(rc, 0, sizeof(*rc));
+    rc->node_id = cfg->node_id;
+    rc->nvoters = q->nvoters < RAFT_MAX_VOTERS ? q->nvoters : RAFT_MAX_VOTERS;
+    for (int i = 0; i < rc->nvoters; i++)
+        rc->voters[i] = q->voters[i].id;
+    rc->election_timeout_ms = q->election_timeout_ms;
+    rc->fetch_timeout_ms = q->fetch_timeout_ms;
+    rc->election_backoff_max_ms = q->election_backoff_max_ms;
+    rc->request_timeout_ms = q->request_timeout_ms;
+    rc->fetch_max_wait_ms = 500; /* KRaft's fetch.max.wait of the quorum */
+}
+
+/* This node's own entry in the voters: where the others reach it. */
+static const bcfg_voter_t *broker_quorum_self(const broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->quorum.nvoters; i++)
+        if (cfg->quorum.voters[i].id == cfg->node_id)
+            return &cfg->quorum.voters[i];
+    return NULL;
+}
+
+static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
+{
+    const broker_config_t *cfg = &b->node.cfg;
+    const bcfg_voter_t *self = broker_quorum_self(cfg);
+    static char listener[128];
+    const char *names = cfg->controller_listener_names ? cfg->controller_listener_names : "";
+    size_t n = strcspn(names, ",");
+    snprintf(listener, sizeof(listener), "%.*s", (int)n, names);
+    memset(w, 0, sizeof(*w));
+    w->cluster_id = b->node.cluster_id;
+    w->node_id = cfg->node_id;
+    w->listener = listener;
+    w->host = self ? self->host : b->hostname;
+    w->port = (uint16_t)(self ? self->port : 0);
+}
+
+static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leader)
+{
+    (void)ctx;
+    lg_info("metadata quorum: %s in epoch %d (leader %d)", raft_role_name(role), epoch, leader);
+}
+
+int broker_quorum_start(broker_t *b)
+{
+    const broker_config_t *cfg = &b->node.cfg;
+    raft_net_peer_t peers[RAFT_MAX_VOTERS];
+    raft_node_config_t nc;
+    raft_node_hooks_t hooks = {b, NULL, broker_quorum_role};
+    char err[512];
+    int np = 0;
+
+    if (!broker_quorum_wanted(cfg))
+        return 0;
+    for (int i = 0; i < cfg->quorum.nvoters && np < RAFT_MAX_VOTERS; i++) {
+        if (cfg->quorum.voters[i].id == cfg->node_id)
+            continue;
+        peers[np].id = cfg->quorum.voters[i].id;
+        peers[np].host = cfg->quorum.voters[i].host;
+        peers[np].port = cfg->quorum.voters[i].port;
+        np++;
+    }
+    memset(&nc, 0, sizeof(nc));
+    broker_quorum_raft(cfg, &nc.raft);
+    broker_quorum_wire(b, &nc.wire);
+    for (int i = 0; i < nc.raft.nvoters; i++)
+        if (nc.raft.voters[i] != cfg->node_id)
+            nc.bootstrap[nc.nbootstrap++] = nc.raft.voters[i];
+    nc.seed = (uint64_t)net_now_mono_ms() * 2654435761u + (uint64_t)cfg->node_id;
+    b->raft_net = raft_net_new(b->node.loop, peers, np, "raft-client", cfg->quorum.request_timeout_ms,
+                               cfg->quorum.election_backoff_max_ms);
+    raft_transport_t tr = raft_net_transport(b->raft_net);
+    b->node.raft = raft_node_new(&nc, ctl_meta(b->node.ctl)->log, b->node.loop, b->pool, &tr, &hooks,
+                                 err, sizeof(err));
+    if (!b->node.raft) {
+        lg_error("cannot start the metadata quorum: %s", err);
+        return -1;
+    }
+    lg_info("metadata quorum: node %d, one of %d voters", cfg->node_id, nc.raft.nvoters);
+    return 0;
+}
+
+static void broker_quorum_stop_loop(net_loop_t *loop, void *data)
+{
+    (void)data;
+    net_loop_stop(loop);
+}
+
+void broker_quorum_stop(broker_t *b)
+{
+    if (!b->node.raft)
+        return;
+    if (raft_role(raft_node_core(b->node.raft)) == RAFT_LEADER) {
+        /* a moment for the EndQuorumEpoch notices to leave */
+        raft_node_resign(b->node.raft);
+        net_timer_add(b->node.loop, 100, broker_quorum_stop_loop, NULL);
+        net_loop_run(b->node.loop);
+    }
+    raft_net_free(b->raft_net); /* calls back what is in flight */
+    b->raft_net = NULL;
+    raft_node_free(b->node.raft);
+    b->node.raft = NULL;
+}

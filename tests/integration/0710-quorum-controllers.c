@@ -1,0 +1,216 @@
+/* 0710-quorum-controllers: three controller-only nodes form a Raft
+ * metadata quorum over their controller listeners (KRaft's Vote,
+ * BeginQuorumEpoch, Fetch), each its own process with its own data dir:
+ *   - a leader is elected (the time from start is logged), and
+ *     DescribeQuorum on it shows the three voters with their endpoints,
+ *     all caught up to its high watermark; DescribeCluster on the
+ *     controller listener names it the active controller;
+ *   - the others answer DescribeQuorum with NOT_LEADER_OR_FOLLOWER and
+ *     the leader they know;
+ *   - kill -9 of the leader: the other two elect another at a higher epoch
+ *     (the failover time is logged), and the high watermark does not go
+ *     back;
+ *   - the killed node restarts on its directory and catches up: the leader
+ *     sees its log end reach the high watermark;
+ *   - a SIGSTOPped follower stops fetching (its last fetch time stands
+ *     still at the leader) and fetches again after SIGCONT;
+ *   - every node exits cleanly on SIGTERM.
+ * With KAFKA_REF=1 the same runs against three Apache Kafka 4.4
+ * controllers. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/proto.h"
+#include "testlib/cluster.h"
+#include "testlib/testlib.h"
+#include "testlib/wire.h"
+#include "util/kerr.h"
+
+#define N 3
+
+static arena_t arena;
+
+typedef struct quorum_view {
+    int16_t err;
+    int32_t leader, epoch;
+    int64_t hw;
+    int nvoters, nnodes;
+    int64_t end[N + 1], fetch[N + 1]; /* by voter id */
+} quorum_view;
+
+/* DescribeQuorum v2 at node's controller listener; 0, or -1 when the node
+ * cannot be reached. */
+static int describe(tl_node *node, quorum_view *v)
+{
+    proto_describe_quorum_req_t req;
+    proto_describe_quorum_req_topic_data_t t;
+    proto_describe_quorum_req_partition_data_t p;
+    proto_describe_quorum_resp_t resp;
+    int fd = tl_connect(node->controller, 2000);
+    if (fd < 0)
+        return -1;
+    proto_describe_quorum_req_init(&req);
+    memset(&t, 0, sizeof(t));
+    memset(&p, 0, sizeof(p));
+    t.topic_name = tl_wire_str("__cluster_metadata");
+    t.partitions.n = 1;
+    t.partitions.v = &p;
+    req.topics.n = 1;
+    req.topics.v = &t;
+    TL_WIRE_CALL(fd, &arena, describe_quorum, 55, 2, &req, &resp);
+    close(fd);
+    memset(v, 0, sizeof(*v));
+    v->err = resp.error_code;
+    TL_ASSERT(resp.topics.n == 1 && resp.topics.v[0].partitions.n == 1, "one partition");
+    const proto_describe_quorum_resp_partition_data_t *pd = &resp.topics.v[0].partitions.v[0];
+    if (!v->err)
+        v->err = pd->error_code;
+    v->leader = pd->leader_id;
+    v->epoch = pd->leader_epoch;
+    v->hw = pd->high_watermark;
+    v->nvoters = pd->current_voters.n;
+    v->nnodes = resp.nodes.n;
+    for (int i = 0; i < pd->current_voters.n; i++) {
+        int32_t id = pd->current_voters.v[i].replica_id;
+        if (id >= 1 && id <= N) {
+            v->end[id] = pd->current_voters.v[i].log_end_offset;
+            v->fetch[id] = pd->current_voters.v[i].last_fetch_timestamp;
+        }
+    }
+    arena_reset(&arena);
+    return 0;
+}
+
+/* The node that describes the quorum as its leader at an epoch above
+ * min_epoch, within timeout_s; 0 when none. */
+static int find_leader(tl_cluster *c, int32_t min_epoch, double timeout_s, quorum_view *out)
+{
+    double until = tl_now() + timeout_s;
+    while (tl_now() < until) {
+        for (int id = 1; id <= N; id++) {
+            tl_node *node = tl_cluster_node(c, id);
+            quorum_view v;
+            if (!tl_node_running(node) || node->paused || describe(node, &v) < 0)
+                continue;
+            if (v.err == 0 && v.leader == id && v.epoch > min_epoch) {
+                *out = v;
+                return id;
+            }
+        }
+        usleep(20000);
+    }
+    return 0;
+}
+
+static void check_leader_view(const quorum_view *v)
+{
+    TL_ASSERT_EQ(v->nvoters, N);
+    TL_ASSERT(v->nnodes == N, "Nodes: %d endpoints, want one per voter", v->nnodes);
+    TL_ASSERT(v->hw >= 1, "high watermark %lld: the epoch's first record commits",
+              (long long)v->hw);
+}
+
+static void check_follower_answer(tl_cluster *c, int leader)
+{
+    for (int id = 1; id <= N; id++) {
+        quorum_view v;
+        if (id == leader || describe(tl_cluster_node(c, id), &v) < 0)
+            continue;
+        TL_ASSERT(v.err == KERR_NOT_LEADER_OR_FOLLOWER, "node %d: DescribeQuorum error %d", id,
+                  v.err);
+    }
+}
+
+static void check_describe_cluster(tl_cluster *c, int leader)
+{
+    proto_describe_cluster_req_t req;
+    proto_describe_cluster_resp_t resp;
+    int fd = tl_connect(tl_cluster_node(c, leader)->controller, 2000);
+    TL_ASSERT(fd >= 0, "connect");
+    proto_describe_cluster_req_init(&req);
+    req.endpoint_type = 2;
+    TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 1, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.error_code, 0);
+    TL_ASSERT(resp.controller_id == leader, "active controller %d, leader %d", resp.controller_id,
+              leader);
+    TL_ASSERT_EQ(resp.brokers.n, N);
+    arena_reset(&arena);
+}
+
+/* Waits until the leader sees voter id's log end at its high watermark. */
+static void wait_caught_up(tl_cluster *c, int id, double timeout_s)
+{
+    double until = tl_now() + timeout_s;
+    quorum_view v;
+    int leader = 0;
+    while (tl_now() < until) {
+        leader = find_leader(c, -1, 5, &v);
+        if (leader && v.end[id] >= v.hw && v.hw > 0)
+            return;
+        usleep(50000);
+    }
+    tl_fail("node %d not caught up (leader %d: end %lld, high watermark %lld)", id, leader,
+            (long long)v.end[id], (long long)v.hw);
+}
+
+int main(void)
+{
+    quorum_view v, w;
+    tl_init("0710-quorum-controllers");
+    arena_init(&arena, 1 << 16);
+    tl_cluster *c = tl_cluster_new("0710-quorum", TL_QUORUM_SHARED);
+    tl_cluster_add_n(c, N, TL_ROLE_CONTROLLER, NULL);
+    double t0 = tl_now();
+    tl_cluster_start(c);
+    int leader = find_leader(c, -1, 60, &v);
+    TL_ASSERT(leader, "no leader elected within 60 s");
+    tl_log("leader %d elected at epoch %d, %.0f ms after the start", leader, v.epoch,
+           (tl_now() - t0) * 1000);
+    for (int id = 1; id <= N; id++)
+        wait_caught_up(c, id, 20);
+    TL_ASSERT(find_leader(c, -1, 10, &v) == leader, "leader moved");
+    check_leader_view(&v);
+    check_follower_answer(c, leader);
+    check_describe_cluster(c, leader);
+
+    /* kill -9 of the leader */
+    int32_t old_epoch = v.epoch;
+    int64_t old_hw = v.hw;
+    int old = leader;
+    t0 = tl_now();
+    tl_node_kill9(tl_cluster_node(c, old));
+    leader = find_leader(c, old_epoch, 60, &v);
+    TL_ASSERT(leader && leader != old, "no new leader after the kill");
+    tl_log("failover: leader %d at epoch %d, %.0f ms after kill -9 of %d", leader, v.epoch,
+           (tl_now() - t0) * 1000, old);
+    TL_ASSERT(v.hw >= old_hw, "high watermark went back: %lld < %lld", (long long)v.hw,
+              (long long)old_hw);
+
+    /* it comes back and catches up */
+    tl_node_restart(tl_cluster_node(c, old));
+    wait_caught_up(c, old, 30);
+    tl_log("node %d restarted and caught up", old);
+
+    /* a paused follower stops fetching */
+    int f = leader % N + 1;
+    TL_ASSERT(find_leader(c, -1, 10, &v) == leader, "leader moved");
+    tl_node_pause(tl_cluster_node(c, f));
+    usleep(300000);
+    find_leader(c, -1, 10, &v);
+    usleep(1200000);
+    find_leader(c, -1, 10, &w);
+    TL_ASSERT(w.fetch[f] == v.fetch[f], "paused node %d fetched: %lld -> %lld", f,
+              (long long)v.fetch[f], (long long)w.fetch[f]);
+    tl_node_resume(tl_cluster_node(c, f));
+    usleep(1500000);
+    find_leader(c, -1, 10, &w);
+    TL_ASSERT(w.fetch[f] > v.fetch[f], "resumed node %d does not fetch", f);
+    wait_caught_up(c, f, 20);
+
+    tl_cluster_stop(c);
+    tl_cluster_free(c);
+    arena_destroy(&arena);
+    return tl_done();
+}
