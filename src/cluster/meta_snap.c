@@ -282,3 +282,30 @@ int meta_snap_parse(const uint8_t *p, size_t len, meta_image_t *img, meta_snap_i
     arena_destroy(&r.arena);
     return rc;
 }
+
+int meta_snap_header_ts_of(const uint8_t *p, size_t len, int64_t *ts)
+{
+    log_batch_hdr_t h;
+    log_batch_iter_t *it;
+    log_record_t rec;
+    proto_rec_snapshot_header_record_t hr;
+    arena_t arena;
+    int rc = -1;
+    int64_t size = len >= LOG_BATCH_HDR_SIZE ? log_batch_total_size(p, len) : -1;
+
+    if (size < LOG_BATCH_HDR_SIZE || (size_t)size > len || log_batch_hdr_parse(p, len, &h) < 0 ||
+        !LOG_BATCH_ATTR_IS_CONTROL(h.attributes) || !log_batch_crc_ok(p, (size_t)size))
+        return -1;
+    it = log_batch_iter_new(p, (size_t)size);
+    arena_init(&arena, 256);
+    if (it && log_batch_iter_next(it, &rec) == 1 && ms_ctl_type(&rec) == PROTO_REC_SNAPSHOT_HEADER_RECORD &&
+        rec.value_len >= 0 &&
+        proto_rec_snapshot_header_record_read(&hr, NULL, rec.value, (size_t)rec.value_len,
+                                              &arena) == 0) {
+        *ts = hr.last_contained_log_timestamp;
+        rc = 0;
+    }
+    log_batch_iter_free(it);
+    arena_destroy(&arena);
+    return rc;
+}

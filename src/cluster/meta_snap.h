@@ -73,6 +73,11 @@ void meta_snap_build(buf_t *out, meta_snap_id_t id, const meta_image_t *img, int
 int meta_snap_parse(const uint8_t *p, size_t len, meta_image_t *img, meta_snap_info_t *info,
                     char *err, size_t errlen);
 
+/* The header's lastContainedLogTimestamp from the first batch of a
+ * snapshot's bytes p[0..len). Returns 0, or -1 when it is not a valid
+ * header batch. */
+int meta_snap_header_ts_of(const uint8_t *p, size_t len, int64_t *ts);
+
 /* ---- files ---- */
 
 /* The file name of a snapshot ("00000000000000000155-0000000001.checkpoint")
@@ -100,6 +105,11 @@ int meta_snap_remove(const char *dir, meta_snap_id_t id);
  * or -1 with the reason in err (errno set: EBADMSG for a corrupt file). */
 int meta_snap_load(const char *dir, meta_snap_id_t id, meta_image_t *img,
                    meta_snap_info_t *info, char *err, size_t errlen);
+
+/* The SnapshotHeaderRecord's lastContainedLogTimestamp of snapshot id
+ * (reads only its first batch: the age Kafka's retention goes by).
+ * Returns 0, or -1 with errno (EBADMSG: no valid header). */
+int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts);
 
 /* Start-up: removes the `.checkpoint.part` files a crash left, then loads
  * the latest snapshot that parses, among those with an end offset within

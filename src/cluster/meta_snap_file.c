@@ -219,6 +219,30 @@ int meta_snap_load(const char *dir, meta_snap_id_t id, meta_image_t *img,
     return rc;
 }
 
+int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts)
+{
+    meta_snap_reader_t rd;
+    uint8_t head[12];
+    int rc = -1;
+
+    if (meta_snap_reader_open(&rd, dir, id) < 0)
+        return -1;
+    /* baseOffset i64 | batchLength i32: the first batch's size. */
+    if (meta_snap_reader_read(&rd, 0, head, sizeof(head)) == (ssize_t)sizeof(head)) {
+        uint32_t blen = (uint32_t)head[8] << 24 | (uint32_t)head[9] << 16 |
+                        (uint32_t)head[10] << 8 | head[11];
+        size_t size = 12 + (size_t)(blen < (1u << 20) ? blen : 0);
+        uint8_t *p = xmalloc(size);
+        if (meta_snap_reader_read(&rd, 0, p, size) == (ssize_t)size)
+            rc = meta_snap_header_ts_of(p, size, ts);
+        free(p);
+    }
+    meta_snap_reader_close(&rd);
+    if (rc < 0)
+        errno = EBADMSG;
+    return rc;
+}
+
 /* Kafka deletes the .part files a crash left at start-up. */
 static void ms_remove_parts(const char *dir)
 {
