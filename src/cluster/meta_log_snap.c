@@ -80,6 +80,9 @@ static void meta_snap_job_done(net_job_t *job)
             lg_warn("metadata log: cleaning before the snapshot failed: %s", strerror(errno));
     }
     meta_snap_job_free(sj);
+    /* Commits made while it was written may call for the next one. */
+    if (ml)
+        meta_log_snap_check(ml, net_now_wall_ms());
 }
 
 int meta_log_snapshot_take(meta_log_t *ml, int64_t now_ms)
