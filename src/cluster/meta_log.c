@@ -447,8 +447,10 @@ void meta_log_attach(meta_log_t *ml, net_loop_t *loop, net_pool_t *pool)
 {
     ml->loop = loop;
     ml->pool = pool;
-    /* The log replayed after the latest snapshot may call for one. */
-    meta_log_snap_check(ml, net_now_wall_ms());
+    /* The log replayed after the latest snapshot may call for one (not
+     * when detached for shutdown: it would be written in the call). */
+    if (pool)
+        meta_log_snap_check(ml, net_now_wall_ms());
 }
 
 void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,

@@ -155,6 +155,28 @@ static void test_take_load_clean(void)
     w_done(&w);
 }
 
+/* By time: nothing until metadata.log.max.snapshot.interval.ms has passed
+ * since the log opened (or the latest snapshot), then at the next commit;
+ * nothing new, nothing taken. */
+static void test_by_time(void)
+{
+    world_t w;
+    meta_snap_id_t id;
+    meta_log_policy_t pol = {INT64_MAX, 1000, -1, -1};
+
+    w_init(&w);
+    meta_log_snap_policy(w.ml, &pol);
+    CU_ASSERT_EQUAL(add_topic(w.ml, 0), 0);     /* at NOW */
+    CU_ASSERT_EQUAL(add_topic(w.ml, 500), 0);   /* NOW + 500 */
+    CU_ASSERT_EQUAL(meta_log_latest_snapshot(w.ml, &id), 0);
+    CU_ASSERT_EQUAL(add_topic(w.ml, 1000), 0);  /* NOW + 1000: due */
+    CU_ASSERT_EQUAL_FATAL(meta_log_latest_snapshot(w.ml, &id), 1);
+    CU_ASSERT_EQUAL(id.end_offset, meta_log_end_offset(w.ml));
+    CU_ASSERT_EQUAL(meta_log_snapshot_take(w.ml, NOW + 5000), 1);
+    CU_ASSERT_EQUAL(nsnaps(&w), 1);
+    w_done(&w);
+}
+
 /* Every topic name in img, counted. */
 static int ntopics(const meta_image_t *img)
 {
@@ -234,6 +256,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("meta_log_snap", NULL, NULL);
     CU_add_test(s, "taken by size, loaded at start, log before it deleted",
                 test_take_load_clean);
+    CU_add_test(s, "taken by time with new records", test_by_time);
     CU_add_test(s, "a crash at each storage call keeps what was acknowledged",
                 test_crash_each_call);
     return unit_run();
