@@ -71,33 +71,35 @@ void meta_image_features_records(const meta_image_t *img, meta_image_rec_fn *fn,
 }
 
 /* Kafka writes one directory per replica; the image knows ours (the
- * first), the others are DirectoryId.UNASSIGNED (zero). */
-static void mir_partition(const mi_topic_t *t, int32_t id, meta_image_rec_fn *fn, void *arg)
+ * first), the others are DirectoryId.UNASSIGNED (zero). rec is the
+ * topic's PartitionRecord with its defaults, made once per topic (the
+ * schema's init is the costly part of a record). */
+static void mir_partition(const mi_topic_t *t, int32_t id, meta_rec_t *rec,
+                          meta_image_rec_fn *fn, void *arg)
 {
     const mi_part_t *p = &t->parts[id];
-    int32_t nd = p->nreplicas > 0 ? p->nreplicas : 1;
-    proto_uuid_t *dirs = xcalloc((size_t)nd, sizeof(*dirs));
+    proto_uuid_t stack[8], *dirs = stack;
     int32_t none = 0;
-    meta_rec_t rec;
+    meta_part_rec_t *r = &rec->u.part;
 
+    if (p->nreplicas > 8)
+        dirs = xcalloc((size_t)p->nreplicas, sizeof(*dirs));
+    else
+        memset(stack, 0, sizeof(stack));
     memcpy(dirs[0].b, p->dir, 16);
-    meta_rec_init(&rec, META_REC_PARTITION);
-    rec.version = META_PART_REC_VERSION;
-    meta_part_rec_t *r = &rec.u.part;
     r->partition_id = id;
-    memcpy(r->topic_id.b, t->id, 16);
     r->replicas.n = p->nreplicas;
     r->replicas.v = p->replicas ? p->replicas : &none;
     r->isr.n = p->nisr;
     r->isr.v = p->isr ? p->isr : &none;
-    r->removing_replicas.n = r->adding_replicas.n = 0;
     r->leader = p->leader;
     r->leader_epoch = p->leader_epoch;
     r->partition_epoch = p->partition_epoch;
     r->directories.n = p->nreplicas > 0 ? p->nreplicas : 0;
     r->directories.v = dirs;
-    fn(arg, &rec);
-    free(dirs);
+    fn(arg, rec);
+    if (dirs != stack)
+        free(dirs);
 }
 
 static void mir_topic(const mi_topic_t *t, meta_image_rec_fn *fn, void *arg)
@@ -108,9 +110,13 @@ static void mir_topic(const mi_topic_t *t, meta_image_rec_fn *fn, void *arg)
     rec.u.topic.name = mir_str(t->name, t->name_len);
     memcpy(rec.u.topic.topic_id.b, t->id, 16);
     fn(arg, &rec);
+    meta_rec_init(&rec, META_REC_PARTITION);
+    rec.version = META_PART_REC_VERSION;
+    memcpy(rec.u.part.topic_id.b, t->id, 16);
+    rec.u.part.removing_replicas.n = rec.u.part.adding_replicas.n = 0;
     for (int32_t i = 0; i < t->nparts; i++)
         if (t->parts[i].present)
-            mir_partition(t, i, fn, arg);
+            mir_partition(t, i, &rec, fn, arg);
 }
 
 void meta_image_topics_records(const meta_image_t *img, meta_image_rec_fn *fn, void *arg)

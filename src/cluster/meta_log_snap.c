@@ -38,7 +38,9 @@ typedef struct meta_snap_job_s {
     meta_log_t *ml; /* NULL once the log is gone */
     char *dir;      /* owned */
     meta_snap_id_t id;
-    buf_t bytes;
+    meta_snap_recs_t recs; /* collected on the loop */
+    int64_t last_ts;
+    buf_t bytes;           /* framed on the worker */
     int64_t covered; /* snap_bytes the snapshot covers */
     int64_t now_ms;
     int rc, err;
@@ -47,12 +49,15 @@ typedef struct meta_snap_job_s {
 static void meta_snap_job_work(net_job_t *job)
 {
     meta_snap_job_t *sj = (meta_snap_job_t *)job;
+    meta_snap_frame(&sj->bytes, sj->id, &sj->recs, sj->last_ts, NULL, 0, sj->now_ms);
+    meta_snap_recs_free(&sj->recs);
     sj->rc = meta_snap_write(sj->dir, sj->id, sj->bytes.p, sj->bytes.len);
     sj->err = errno;
 }
 
 static void meta_snap_job_free(meta_snap_job_t *sj)
 {
+    meta_snap_recs_free(&sj->recs);
     buf_free(&sj->bytes);
     free(sj->dir);
     free(sj);
@@ -98,10 +103,14 @@ int meta_log_snapshot_take(meta_log_t *ml, int64_t now_ms)
     sj->id = id;
     sj->covered = ml->snap_bytes;
     sj->now_ms = now_ms;
+    sj->last_ts = ml->last_ts;
     buf_init(&sj->bytes);
-    /* On the loop, which owns the image: linear in its size, a few bytes
-     * per partition (about 10 ms for 100,000 partitions). */
-    meta_snap_build(&sj->bytes, id, &ml->img, ml->last_ts, NULL, 0, now_ms);
+    /* On the loop, which owns the image: its records encoded, about 70
+     * bytes and a third of a microsecond per partition (35 ms for
+     * 100,000, measured); the batches and their CRCs are made on the
+     * worker, as the write. */
+    meta_snap_recs_init(&sj->recs);
+    meta_snap_collect(&sj->recs, &ml->img);
     sj->job.work = meta_snap_job_work;
     sj->job.done = meta_snap_job_done;
     ml->snap_job = sj;

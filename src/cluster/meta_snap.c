@@ -36,112 +36,138 @@
 
 /* ---- writing ---- */
 
-/* One batch being filled: the values back to back, their ends. */
-typedef struct ms_batch_s {
-    buf_t vals;
-    size_t *ends;
-    uint8_t (*keys)[4];
-    int n, cap;
-} ms_batch_t;
-
-typedef struct ms_writer_s {
-    buf_t *out;
-    meta_snap_id_t id;
-    int64_t next;   /* offset of the next record */
-    int64_t now_ms;
-    ms_batch_t b;
-} ms_writer_t;
-
-static void ms_batch_add(ms_batch_t *b, int16_t ctl_type)
+void meta_snap_recs_init(meta_snap_recs_t *recs)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? 2 * b->cap : 64;
-        b->ends = xrealloc(b->ends, (size_t)b->cap * sizeof(*b->ends));
-        b->keys = xrealloc(b->keys, (size_t)b->cap * sizeof(*b->keys));
-    }
-    /* A control record's key: version 0, then its type. */
-    uint8_t *k = b->keys[b->n];
-    k[0] = 0;
-    k[1] = 0;
-    k[2] = (uint8_t)((uint16_t)ctl_type >> 8);
-    k[3] = (uint8_t)ctl_type;
-    b->ends[b->n++] = b->vals.len;
+    memset(recs, 0, sizeof(*recs));
+    buf_init(&recs->vals);
 }
 
-/* Appends the records collected as one batch and empties the batch. */
-static void ms_flush(ms_writer_t *w, int control)
+void meta_snap_recs_free(meta_snap_recs_t *recs)
 {
-    ms_batch_t *b = &w->b;
-    log_record_t *lr;
-    log_batch_build_t opt;
+    buf_free(&recs->vals);
+    free(recs->ends);
+    memset(recs, 0, sizeof(*recs));
+}
 
-    if (b->n == 0)
-        return;
-    lr = xcalloc((size_t)b->n, sizeof(*lr));
-    for (int i = 0; i < b->n; i++) {
-        size_t start = i ? b->ends[i - 1] : 0;
-        lr[i].offset = i;
-        lr[i].timestamp = w->now_ms;
-        lr[i].key = control ? b->keys[i] : NULL;
-        lr[i].key_len = control ? 4 : -1;
-        lr[i].value = b->vals.p + start;
-        lr[i].value_len = (int32_t)(b->ends[i] - start);
+static void ms_recs_end(meta_snap_recs_t *recs)
+{
+    if (recs->n == recs->cap) {
+        recs->cap = recs->cap ? 2 * recs->cap : 256;
+        recs->ends = xrealloc(recs->ends, (size_t)recs->cap * sizeof(*recs->ends));
     }
-    log_batch_build_init(&opt);
-    opt.base_offset = w->next;
-    opt.leader_epoch = w->id.epoch;
-    opt.attributes = control ? LOG_BATCH_ATTR_CONTROL : 0;
-    (void)log_batch_build(w->out, &opt, lr, b->n); /* uncompressed: cannot fail */
-    w->next += b->n;
-    free(lr);
-    b->n = 0;
-    b->vals.len = 0; /* keeps its memory for the next batch */
+    recs->ends[recs->n++] = recs->vals.len;
 }
 
 static void ms_on_rec(void *arg, const meta_rec_t *rec)
 {
-    ms_writer_t *w = arg;
-    meta_rec_encode(rec, &w->b.vals);
-    ms_batch_add(&w->b, -1);
-    if (w->b.n == META_SNAP_BATCH_RECORDS)
-        ms_flush(w, 0);
+    meta_snap_recs_t *recs = arg;
+    meta_rec_encode(rec, &recs->vals);
+    ms_recs_end(recs);
 }
 
-static void ms_header(ms_writer_t *w, int64_t last_ts, const meta_snap_ctl_t *ctl, int nctl)
+void meta_snap_collect(meta_snap_recs_t *recs, const meta_image_t *img)
+{
+    meta_image_records(img, ms_on_rec, recs);
+}
+
+/* Appends records [from, to) of vals/ends as one batch at offset base:
+ * control records get the key (version 0, type types[i]). */
+static void ms_batch_out(buf_t *out, meta_snap_id_t id, int64_t base, const uint8_t *vals,
+                         const size_t *ends, const int16_t *types, int from, int to,
+                         int64_t now_ms)
+{
+    int n = to - from;
+    log_record_t *lr = xcalloc((size_t)n, sizeof(*lr));
+    uint8_t(*keys)[4] = types ? xcalloc((size_t)n, sizeof(*keys)) : NULL;
+    log_batch_build_t opt;
+
+    for (int i = 0; i < n; i++) {
+        size_t start = from + i ? ends[from + i - 1] : 0;
+        lr[i].offset = i;
+        lr[i].timestamp = now_ms;
+        lr[i].key_len = -1;
+        if (keys) {
+            keys[i][2] = (uint8_t)((uint16_t)types[from + i] >> 8);
+            keys[i][3] = (uint8_t)types[from + i];
+            lr[i].key = keys[i];
+            lr[i].key_len = 4;
+        }
+        lr[i].value = vals + start;
+        lr[i].value_len = (int32_t)(ends[from + i] - start);
+    }
+    log_batch_build_init(&opt);
+    opt.base_offset = base;
+    opt.leader_epoch = id.epoch;
+    opt.attributes = types ? LOG_BATCH_ATTR_CONTROL : 0;
+    (void)log_batch_build(out, &opt, lr, n); /* uncompressed: cannot fail */
+    free(keys);
+    free(lr);
+}
+
+/* The header batch: SnapshotHeaderRecord, then ctl[0..nctl). */
+static void ms_header(buf_t *out, meta_snap_id_t id, int64_t last_ts, const meta_snap_ctl_t *ctl,
+                      int nctl, int64_t now_ms)
 {
     proto_rec_snapshot_header_record_t h;
+    buf_t vals;
+    size_t *ends = xmalloc((size_t)(nctl + 1) * sizeof(*ends));
+    int16_t *types = xmalloc((size_t)(nctl + 1) * sizeof(*types));
+
+    buf_init(&vals);
     proto_rec_snapshot_header_record_init(&h);
     h.last_contained_log_timestamp = last_ts;
-    proto_rec_snapshot_header_record_write(&h, 0, &w->b.vals);
-    ms_batch_add(&w->b, PROTO_REC_SNAPSHOT_HEADER_RECORD);
+    proto_rec_snapshot_header_record_write(&h, 0, &vals);
+    ends[0] = vals.len;
+    types[0] = PROTO_REC_SNAPSHOT_HEADER_RECORD;
     for (int i = 0; i < nctl; i++) {
-        buf_put(&w->b.vals, ctl[i].value, ctl[i].len);
-        ms_batch_add(&w->b, ctl[i].type);
+        buf_put(&vals, ctl[i].value, ctl[i].len);
+        ends[i + 1] = vals.len;
+        types[i + 1] = ctl[i].type;
     }
-    ms_flush(w, 1);
+    ms_batch_out(out, id, 0, vals.p, ends, types, 0, nctl + 1, now_ms);
+    buf_free(&vals);
+    free(types);
+    free(ends);
+}
+
+static void ms_footer(buf_t *out, meta_snap_id_t id, int64_t base, int64_t now_ms)
+{
+    proto_rec_snapshot_footer_record_t f;
+    int16_t type = PROTO_REC_SNAPSHOT_FOOTER_RECORD;
+    buf_t vals;
+    size_t end;
+
+    buf_init(&vals);
+    proto_rec_snapshot_footer_record_init(&f);
+    proto_rec_snapshot_footer_record_write(&f, 0, &vals);
+    end = vals.len;
+    ms_batch_out(out, id, base, vals.p, &end, &type, 0, 1, now_ms);
+    buf_free(&vals);
+}
+
+void meta_snap_frame(buf_t *out, meta_snap_id_t id, const meta_snap_recs_t *recs,
+                     int64_t last_ts, const meta_snap_ctl_t *ctl, int nctl, int64_t now_ms)
+{
+    int64_t base = nctl + 1;
+
+    ms_header(out, id, last_ts, ctl, nctl, now_ms);
+    for (int from = 0; from < recs->n; from += META_SNAP_BATCH_RECORDS) {
+        int to = recs->n - from > META_SNAP_BATCH_RECORDS ? from + META_SNAP_BATCH_RECORDS
+                                                           : recs->n;
+        ms_batch_out(out, id, base, recs->vals.p, recs->ends, NULL, from, to, now_ms);
+        base += to - from;
+    }
+    ms_footer(out, id, base, now_ms);
 }
 
 void meta_snap_build(buf_t *out, meta_snap_id_t id, const meta_image_t *img, int64_t last_ts,
                      const meta_snap_ctl_t *ctl, int nctl, int64_t now_ms)
 {
-    ms_writer_t w;
-    proto_rec_snapshot_footer_record_t f;
-
-    memset(&w, 0, sizeof(w));
-    w.out = out;
-    w.id = id;
-    w.now_ms = now_ms;
-    buf_init(&w.b.vals);
-    ms_header(&w, last_ts, ctl, nctl);
-    meta_image_records(img, ms_on_rec, &w);
-    ms_flush(&w, 0);
-    proto_rec_snapshot_footer_record_init(&f);
-    proto_rec_snapshot_footer_record_write(&f, 0, &w.b.vals);
-    ms_batch_add(&w.b, PROTO_REC_SNAPSHOT_FOOTER_RECORD);
-    ms_flush(&w, 1);
-    buf_free(&w.b.vals);
-    free(w.b.ends);
-    free(w.b.keys);
+    meta_snap_recs_t recs;
+    meta_snap_recs_init(&recs);
+    meta_snap_collect(&recs, img);
+    meta_snap_frame(out, id, &recs, last_ts, ctl, nctl, now_ms);
+    meta_snap_recs_free(&recs);
 }
 
 /* ---- reading ---- */

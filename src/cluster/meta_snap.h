@@ -10,12 +10,12 @@
  * after the last record the snapshot contains (the first one a reader
  * replays from the log), epoch the leader epoch of that last record.
  *
- * Three steps, so that the disk is never touched on the event loop:
- * meta_snap_build() serializes the image into memory (on the loop, the
- * image's owner: a few bytes per partition), meta_snap_write() writes
- * that file atomically (any thread: a worker), and the loop then
- * records the new snapshot and deletes what it replaces
- * (meta_log.h: meta_log_snapshot_done). */
+ * Steps, so that the event loop does only what needs the image:
+ * meta_snap_collect() encodes the image's records (on the loop, the
+ * image's owner), meta_snap_frame() makes the batches and
+ * meta_snap_write() writes the file atomically (any thread: a worker),
+ * and the loop then records the new snapshot and cleans what it replaces
+ * (meta_log.h, "snapshots"). */
 #ifndef STRAND_CLUSTER_META_SNAP_H
 #define STRAND_CLUSTER_META_SNAP_H
 
@@ -57,11 +57,27 @@ typedef struct meta_snap_info_s {
 
 /* ---- the format ---- */
 
-/* Appends the bytes of the snapshot of img with id to out: the header
- * control batch (header, then ctl[0..nctl)), the image's records
- * (meta_image_records) in data batches, the footer control batch.
+/* The image's records, encoded (values back to back in vals, record i
+ * ending at ends[i]): what a snapshot needs of the image, taken on the
+ * loop that owns it, so that the batches can be framed on a worker. */
+typedef struct meta_snap_recs_s {
+    buf_t vals;
+    size_t *ends; /* owned */
+    int n, cap;
+} meta_snap_recs_t;
+
+void meta_snap_recs_init(meta_snap_recs_t *recs);
+void meta_snap_recs_free(meta_snap_recs_t *recs);
+/* Appends the records of img (meta_image_records) to recs. */
+void meta_snap_collect(meta_snap_recs_t *recs, const meta_image_t *img);
+/* Appends the snapshot's bytes to out: the header control batch (header,
+ * then ctl[0..nctl)), recs in data batches, the footer control batch.
  * last_ts is the timestamp of the last record the snapshot contains;
- * now_ms the batches' CreateTime. */
+ * now_ms the batches' CreateTime. Any thread. */
+void meta_snap_frame(buf_t *out, meta_snap_id_t id, const meta_snap_recs_t *recs,
+                     int64_t last_ts, const meta_snap_ctl_t *ctl, int nctl, int64_t now_ms);
+
+/* meta_snap_collect and meta_snap_frame in one call. */
 void meta_snap_build(buf_t *out, meta_snap_id_t id, const meta_image_t *img, int64_t last_ts,
                      const meta_snap_ctl_t *ctl, int nctl, int64_t now_ms);
 
