@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cfg_broker.h"
 #include "net/net_loop.h"
 #include "net/net_pool.h"
 #include "util/kerr.h"
@@ -105,6 +106,26 @@ static int16_t ctl_bootstrap(ctl_t *ctl, int64_t now_ms)
     return err;
 }
 
+/* A LONG key of server.properties, or Kafka's default (the parser has
+ * checked the value against the key's type already). */
+static int64_t ctl_prop_long(const props_t *props, const char *key)
+{
+    const char *v = props ? props_get((props_t *)props, key) : NULL;
+    if (!v)
+        v = cfg_broker_default(key);
+    return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static void ctl_snap_policy(ctl_t *ctl, const props_t *props)
+{
+    meta_log_policy_t pol;
+    pol.max_bytes = ctl_prop_long(props, "metadata.log.max.record.bytes.between.snapshots");
+    pol.interval_ms = ctl_prop_long(props, "metadata.log.max.snapshot.interval.ms");
+    pol.retention_bytes = ctl_prop_long(props, "metadata.max.retention.bytes");
+    pol.retention_ms = ctl_prop_long(props, "metadata.max.retention.ms");
+    meta_log_snap_policy(ctl->meta, &pol);
+}
+
 ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
 {
     ctl_t *ctl = xcalloc(1, sizeof(*ctl));
@@ -120,6 +141,8 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->broker_check_arg = cfg->broker_check_arg;
     ctl->quorum = cfg->quorum;
     ctl->meta = meta_log_open(logs, now_ms, ctl->quorum, &fresh);
+    if (ctl->meta)
+        ctl_snap_policy(ctl, cfg->props);
     if (!ctl->meta || (fresh && !ctl->quorum && ctl_bootstrap(ctl, now_ms) != 0)) {
         lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
         ctl_free(ctl);

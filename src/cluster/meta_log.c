@@ -5,8 +5,10 @@
  * metadata record as value (byte layout in meta_rec.c). One metadata
  * change = one batch, so the CRC and the log's torn-tail recovery make
  * every change atomic. partition.metadata names Kafka's fixed metadata
- * topic id (AAAAAAAAAAAAAAAAAAAAAQ). There are no snapshots: the log is
- * kept forever (retention off), which is fine at the rate topics change. */
+ * topic id (AAAAAAAAAAAAAAAAAAAAAQ). Snapshots of the image
+ * (meta_snap.h, taken and cleaned in meta_log_snap.c) are the log's
+ * retention: the log has no retention by time or size of its own, and
+ * its start moves only to a snapshot. */
 #include "cluster/meta_log.h"
 
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "log/log_batch.h"
+#include "net/net_loop.h"
 #include "net/net_pool.h"
 #include "util/kerr.h"
 #include "util/logging.h"
@@ -94,8 +97,20 @@ static int meta_log_replay_batch(meta_image_t *img, const uint8_t *p, size_t len
     return r < 0 ? -1 : n;
 }
 
-/* Replays whole batches; *next gets the offset after the last one. */
-static int meta_log_replay_run(meta_image_t *img, const uint8_t *p, size_t len, int64_t *next)
+/* Where a replay is: batches ending at or below `from` are in the
+ * snapshot already; the last batch applied gives the epoch and time of the
+ * last record. */
+typedef struct meta_replay_s {
+    int64_t from;
+    int64_t next;     /* offset after the last batch read */
+    int32_t epoch;
+    int64_t ts;
+    int64_t bytes;    /* of the batches applied */
+} meta_replay_t;
+
+/* Replays whole batches. */
+static int meta_log_replay_run(meta_image_t *img, const uint8_t *p, size_t len,
+                               meta_replay_t *rp)
 {
     arena_t arena;
     int total = 0;
@@ -110,14 +125,22 @@ static int meta_log_replay_run(meta_image_t *img, const uint8_t *p, size_t len, 
             total = -1;
             break;
         }
-        int n = meta_log_replay_batch(img, p, (size_t)size, &h, &arena);
+        int64_t end = h.base_offset + h.last_offset_delta + 1;
+        int n = !rp || end > rp->from ? meta_log_replay_batch(img, p, (size_t)size, &h, &arena)
+                                      : 0;
         if (n < 0) {
             total = -1;
             break;
         }
         total += n;
-        if (next)
-            *next = h.base_offset + h.last_offset_delta + 1;
+        if (rp) {
+            if (end > rp->from) {
+                rp->epoch = h.leader_epoch;
+                rp->ts = h.max_timestamp;
+                rp->bytes += size;
+            }
+            rp->next = end;
+        }
         p += size;
         len -= (size_t)size;
     }
@@ -128,6 +151,39 @@ static int meta_log_replay_run(meta_image_t *img, const uint8_t *p, size_t len, 
 int meta_log_replay(meta_image_t *img, const uint8_t *batches, size_t len)
 {
     return meta_log_replay_run(img, batches, len, NULL);
+}
+
+/* The latest valid snapshot the log can follow on from, into the image.
+ * Returns 0 (rp->from set: the snapshot's end, or the log start) or -1. */
+static int meta_log_load_snapshot(meta_log_t *ml, meta_replay_t *rp)
+{
+    meta_snap_info_t info;
+    int64_t start = log_start_offset(ml->log), leo = log_end_offset(ml->log);
+    int r;
+
+    memset(&info, 0, sizeof(info));
+    memset(rp, 0, sizeof(*rp));
+    rp->from = start;
+    rp->epoch = -1;
+    rp->ts = -1;
+    r = meta_snap_recover(log_dir(ml->log), start, leo, &ml->img, &ml->snap, &info);
+    if (r < 0)
+        return -1;
+    if (r == 0 && start > 0) {
+        lg_error("metadata log %s starts at offset %lld and no snapshot covers what is before",
+                 log_dir(ml->log), (long long)start);
+        errno = EBADMSG;
+        return -1;
+    }
+    if (r == 1) {
+        ml->has_snap = 1;
+        rp->from = ml->snap.end_offset;
+        rp->epoch = ml->snap.epoch;
+        rp->ts = info.last_ts;
+        lg_info("metadata log: loaded snapshot %lld-%d (%lld records)",
+                (long long)ml->snap.end_offset, ml->snap.epoch, (long long)info.records);
+    }
+    return 0;
 }
 
 static int meta_log_pread_all(int fd, uint8_t *p, size_t len, int64_t pos)
@@ -148,11 +204,12 @@ static int meta_log_pread_all(int fd, uint8_t *p, size_t len, int64_t pos)
     return 0;
 }
 
-/* Reads the log from its start to its end, a chunk of whole batches at
- * a time, applying everything. Returns records applied or -1/errno. */
-static int meta_log_load(meta_log_t *ml)
+/* Reads the log from rp->from (its start when there is no snapshot) to
+ * its end, a chunk of whole batches at a time, applying what is not in
+ * the snapshot. Returns records applied or -1/errno. */
+static int meta_log_load(meta_log_t *ml, meta_replay_t *rp)
 {
-    int64_t off = log_start_offset(ml->log), leo = log_end_offset(ml->log);
+    int64_t off = rp->from, leo = log_end_offset(ml->log);
     int total = 0;
 
     while (off < leo) {
@@ -167,8 +224,9 @@ static int meta_log_load(meta_log_t *ml)
         uint8_t *p = xmalloc((size_t)rr.len);
         int rc = meta_log_pread_all(rr.fd, p, (size_t)rr.len, rr.file_pos);
         close(rr.fd);
-        int64_t next = off;
-        int n = rc < 0 ? -1 : meta_log_replay_run(&ml->img, p, (size_t)rr.len, &next);
+        rp->next = off;
+        int n = rc < 0 ? -1 : meta_log_replay_run(&ml->img, p, (size_t)rr.len, rp);
+        int64_t next = rp->next;
         free(p);
         if (n < 0 || next <= off) {
             if (rc == 0)
@@ -185,26 +243,34 @@ meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int quorum, int *fres
 {
     log_config_t cfg;
     meta_log_t *ml = xcalloc(1, sizeof(*ml));
+    meta_replay_t rp;
     int n;
     int32_t latest;
 
-    /* Kafka's metadata.log.segment.bytes/ms defaults; no retention, since
-     * there are no snapshots to replace what it would delete. */
+    /* Kafka's metadata.log.segment.bytes/ms defaults; no retention by
+     * time or size: only a snapshot replaces what is deleted. */
     log_config_defaults(&cfg);
     cfg.retention_ms = -1;
     cfg.retention_bytes = -1;
     ml->logs = logs;
+    meta_log_policy_defaults(&ml->snap_policy);
     meta_image_init(&ml->img);
     ml->log = log_mgr_create(logs, META_LOG_TOPIC, 0, meta_log_topic_id, &cfg, now_ms);
     if (!ml->log)
         goto err;
-    n = meta_log_load(ml);
+    n = meta_log_load_snapshot(ml, &rp) < 0 ? -1 : meta_log_load(ml, &rp);
     if (n < 0) {
         lg_error("metadata log %s: cannot replay: %s", log_dir(ml->log), strerror(errno));
         goto err;
     }
-    *fresh = log_end_offset(ml->log) == 0;
+    *fresh = log_end_offset(ml->log) == 0 && !ml->has_snap;
+    ml->last_epoch = rp.epoch;
+    ml->last_ts = rp.ts;
+    ml->snap_bytes = rp.bytes;
+    ml->snap_ms = now_ms;
     latest = log_latest_epoch(ml->log);
+    if (latest < rp.epoch)
+        latest = rp.epoch;
     ml->epoch = latest < 1 ? 1 : latest + 1;
     /* A quorum's epochs are its leaders' (cluster/raft.h), never bumped here. */
     if (!quorum && log_epoch_assign(ml->log, ml->epoch, log_end_offset(ml->log)) < 0)
@@ -224,6 +290,7 @@ void meta_log_free(meta_log_t *ml)
 {
     if (!ml)
         return;
+    meta_log_snap_stop(ml);
     meta_image_free(&ml->img);
     free(ml);
 }
@@ -265,6 +332,10 @@ static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int
     /* One commit at a time: the batch is the log's last. */
     log_set_high_watermark(ml->log, log_end_offset(ml->log));
     ml->last_applied = log_end_offset(ml->log) - 1;
+    ml->last_epoch = ml->epoch;
+    ml->last_ts = now_ms;
+    ml->snap_bytes += (int64_t)len;
+    meta_log_snap_check(ml, now_ms);
     if (ml->listener.on_commit && n)
         ml->listener.on_commit(ml->listener.ctx, recs, n, &ml->img, now_ms, applied, arg);
     else
@@ -377,6 +448,10 @@ void meta_log_attach(meta_log_t *ml, net_loop_t *loop, net_pool_t *pool)
 {
     ml->loop = loop;
     ml->pool = pool;
+    /* The log replayed after the latest snapshot may call for one (not
+     * when detached for shutdown: it would be written in the call). */
+    if (pool)
+        meta_log_snap_check(ml, net_now_wall_ms());
 }
 
 void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,

@@ -16,6 +16,7 @@
 
 #include "cluster/meta_image.h"
 #include "cluster/meta_rec.h"
+#include "cluster/meta_snap.h"
 #include "log/log_mgr.h"
 #include "util/buf.h"
 
@@ -39,6 +40,17 @@ typedef struct meta_listener_s {
                       int64_t now_ms, void (*applied)(void *arg), void *arg);
 } meta_listener_t;
 
+/* When snapshots are taken and what is kept: Kafka's keys, defaults from
+ * meta_log_policy_defaults (Kafka's). */
+typedef struct meta_log_policy_s {
+    int64_t max_bytes;       /* metadata.log.max.record.bytes.between.snapshots */
+    int64_t interval_ms;     /* metadata.log.max.snapshot.interval.ms; 0: not by time */
+    int64_t retention_bytes; /* metadata.max.retention.bytes (log + snapshots); -1: none */
+    int64_t retention_ms;    /* metadata.max.retention.ms; -1: none */
+} meta_log_policy_t;
+
+void meta_log_policy_defaults(meta_log_policy_t *pol);
+
 typedef struct meta_log_s {
     log_mgr_t *logs;
     log_t *log;          /* owned by logs */
@@ -50,6 +62,16 @@ typedef struct meta_log_s {
     struct net_loop_s *loop; /* meta_log_attach */
     struct net_pool_s *pool; /* fsyncs of commits, or NULL: on the caller */
     struct meta_commit_s *out; /* the commit being synced */
+    /* Snapshots (meta_log_snap.c). */
+    meta_log_policy_t snap_policy;
+    int has_snap;
+    meta_snap_id_t snap;      /* the latest snapshot, if has_snap */
+    int32_t last_epoch;       /* leader epoch of the record at last_applied */
+    int64_t last_ts;          /* its timestamp (the next snapshot's header) */
+    int64_t snap_bytes;       /* bytes of batches committed since the latest */
+    int64_t snap_ms;          /* when the latest was taken, or the log opened */
+    struct meta_snap_job_s *snap_job; /* the snapshot being written */
+    uint64_t snap_timer;      /* net_timer_id_t of the interval check, or 0 */
 } meta_log_t;
 
 /* The metadata log's end offset and high watermark (DescribeQuorum). */
@@ -57,7 +79,10 @@ int64_t meta_log_end_offset(const meta_log_t *ml);
 int64_t meta_log_high_watermark(const meta_log_t *ml);
 
 /* Opens (creating if missing) the metadata log and replays it into a new
- * image. Records that do not fit the image are logged and skipped.
+ * image: from the latest valid snapshot (meta_snap_recover: torn and
+ * corrupt ones are removed) and the log after it, or the whole log when
+ * there is none. A log whose start was deleted with no snapshot to cover
+ * it is refused (EBADMSG). Records that do not fit the image are logged and skipped.
  * *fresh is set to 1 when the log held no record (a new node, or data
  * dirs written before the metadata log existed). quorum: the log is a
  * Raft quorum's, whose epochs are its leaders' (cluster/raft.h): the
@@ -85,6 +110,44 @@ void meta_log_attach(meta_log_t *ml, struct net_loop_s *loop, struct net_pool_s 
 typedef void meta_commit_fn(void *udata, int16_t err);
 void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
                      meta_commit_fn *cb, void *udata);
+
+/* ---- snapshots (meta_log_snap.c) ---- */
+
+/* Sets when snapshots are taken and what is kept (until then: the
+ * defaults). */
+void meta_log_snap_policy(meta_log_t *ml, const meta_log_policy_t *pol);
+/* The latest snapshot: 1 with *id, or 0 when there is none. */
+int meta_log_latest_snapshot(const meta_log_t *ml, meta_snap_id_t *id);
+/* Takes a snapshot of the image now, at its committed offset (id: the
+ * offset after last_applied, the epoch of that record): serialized here,
+ * on the loop, written on the pool (in the call without one); then the
+ * snapshot becomes the latest and meta_log_retain runs. Returns 0 when
+ * it is under way (or done), 1 when there is nothing new since the latest
+ * or one is being written already, -1 when the write failed (without a
+ * pool; errno set). The Raft layer calls this when its own policy says
+ * so; on a single node meta_log_snap_check does. */
+int meta_log_snapshot_take(meta_log_t *ml, int64_t now_ms);
+/* After each commit: takes a snapshot when the policy says one is due (the
+ * log has grown by max_bytes since the latest, or interval_ms has passed
+ * since it with new records; a timer covers the interval when no commit
+ * follows). */
+void meta_log_snap_check(meta_log_t *ml, int64_t now_ms);
+/* Kafka's cleaning of the metadata log: while there are two snapshots or
+ * more and the oldest is older than retention_ms (by its last record's
+ * timestamp) or the log and snapshots together exceed retention_bytes,
+ * moves the log start offset to the next snapshot, deletes the whole
+ * segments before it, and removes the oldest snapshot. The latest
+ * snapshot is always kept, and the log after it. Returns the snapshots
+ * removed, or -1 with errno. */
+int meta_log_retain(meta_log_t *ml, int64_t now_ms);
+/* Deletes the log before snapshot id (which must exist): the log start
+ * offset moves to id.end_offset, whole segments below it are deleted and
+ * the snapshots older than id removed. Returns 0 or -1 with errno. */
+int meta_log_delete_before(meta_log_t *ml, meta_snap_id_t id, int64_t now_ms);
+
+/* Cancels the interval timer and lets a snapshot being written finish
+ * without the log (meta_log_free calls it). */
+void meta_log_snap_stop(meta_log_t *ml);
 
 /* Encodes recs[0..n) as one v2 batch (null keys, values framed by
  * meta_rec_encode, CreateTime now_ms) appended to out. Returns 0 or -1. */
