@@ -118,6 +118,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->props = cfg->props;
     ctl->broker_check = cfg->broker_check;
     ctl->broker_check_arg = cfg->broker_check_arg;
+    ctl_brokers_init(ctl, cfg);
     ctl->meta = meta_log_open(logs, now_ms, &fresh);
     if (!ctl->meta || (fresh && ctl_bootstrap(ctl, now_ms) != 0)) {
         lg_error("cannot load the metadata log; refusing to start with an unknown set of topics");
@@ -149,6 +150,7 @@ void ctl_free(ctl_t *ctl)
     }
     ctl->tail = NULL;
     ctl_pid_serve_shutdown(ctl);
+    ctl_brokers_free(ctl);
     meta_log_free(ctl->meta);
     free(ctl);
 }

@@ -4,6 +4,7 @@
 #ifndef STRAND_CLUSTER_CTL_INT_H
 #define STRAND_CLUSTER_CTL_INT_H
 
+#include "cluster/bkr.h"
 #include "cluster/ctl.h"
 
 struct ctl_s {
@@ -25,6 +26,15 @@ struct ctl_s {
     int64_t pid_floor;
     ctl_op_t *pid_op;
     ctl_pid_wait_t *pid_head, *pid_tail;
+    /* Brokers (ctl_brokers.c): their sessions, the records of the last
+     * decision, this node's registration and its heartbeat op. */
+    bkr_ctl_t bkr;
+    bkr_out_t bout;
+    char *rack;
+    uint8_t incarnation[16];
+    int64_t node_epoch;
+    ctl_op_t hb;          /* this node's heartbeat */
+    int hb_busy;          /* hb is queued or committing */
 };
 
 /* The records of one change. Strings and arrays they point to are the
@@ -69,6 +79,12 @@ int ctl_dir_cordoned(const ctl_t *ctl, int i);
 /* 0, or INVALID_REPLICATION_FACTOR with Kafka's message when every log dir
  * is cordoned and no new partition can be placed (ctl_configs.c). */
 int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op);
+/* The records of CTL_NODE_HEARTBEAT (ctl_brokers.c). */
+int16_t ctl_plan_node_heartbeat(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* Start-up and shutdown of the broker part (ctl_brokers.c). */
+void ctl_brokers_init(ctl_t *ctl, const ctl_config_t *cfg);
+void ctl_brokers_free(ctl_t *ctl);
+
 /* Recomputes ctl->defaults from the image: at start-up, and after a
  * broker config change is committed (ctl_configs.c). */
 void ctl_defaults_refresh(ctl_t *ctl);
