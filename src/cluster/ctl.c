@@ -70,7 +70,7 @@ static int16_t ctl_boot_topics(ctl_boot_t *bt, ctl_batch_t *b)
         r->u.topic.name.p = key;
         r->u.topic.name.len = (int32_t)klen;
         memcpy(r->u.topic.topic_id.b, t->id, 16);
-        ctl_batch_partitions(b, bt->ctl, t->id, 0, t->nparts);
+        ctl_batch_partitions(b, bt->ctl, t->id, 0, t->nparts, NULL, 1);
         lg_info("metadata log: adopting topic %.*s with %d partitions from the log dirs",
                 (int)klen, (const char *)key, t->nparts);
     }
