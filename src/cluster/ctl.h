@@ -112,8 +112,11 @@ struct ctl_op_s {
     uint8_t topic_id[16];    /* the others */
     int32_t nparts;
     int16_t rf;              /* CTL_CREATE_TOPIC: replication factor */
-    int32_t nassign;         /* CTL_CREATE_PARTITIONS: replicas of each new
-                                partition as the request names them, or -1 */
+    int32_t nassign;         /* CTL_CREATE_TOPIC, CTL_CREATE_PARTITIONS:
+                                replicas of each new partition as the
+                                request names them, in partition order, or
+                                -1 (placed by the controller; a new topic's
+                                also with 0) */
     const int32_t *const *assign;
     const int32_t *assign_n;
     const ctl_kv_t *kv;

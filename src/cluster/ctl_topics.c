@@ -237,8 +237,9 @@ static int16_t ctl_check_create(ctl_t *ctl, ctl_op_t *op)
         return ctl_fail(op, KERR_INVALID_REPLICATION_FACTOR,
                         "Replication factor must be larger than 0, or -1 to use the default "
                         "value.");
-    int32_t *none;
-    e = ctl_place(ctl, op, 0, ctl_rf(op), &none); /* enough brokers, one unfenced */
+    int32_t *none = NULL;
+    if (op->nassign <= 0) /* enough brokers, one unfenced */
+        e = ctl_place(ctl, op, 0, ctl_rf(op), &none);
     free(none);
     if (e)
         return e;
@@ -260,11 +261,11 @@ static int ctl_new_id(const ctl_t *ctl, uint8_t id[16])
     return 0;
 }
 
-static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
+/* The new topic's records (none for validate_only): its TopicRecord,
+ * ConfigRecords and PartitionRecords. */
+static int16_t ctl_batch_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b, const int32_t *assign,
+                                int rf)
 {
-    int16_t e = ctl_check_create(ctl, op);
-    if (e)
-        return e;
     if (ctl_new_id(ctl, op->created_id) < 0)
         return ctl_fail(op, KERR_UNKNOWN_SERVER_ERROR, "No topic id could be generated");
     if (op->validate_only)
@@ -276,9 +277,29 @@ static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     for (int i = 0; i < op->nkv; i++)
         if (op->kv[i].value)
             ctl_batch_config(b, name, op->name_len, op->kv[i].key, op->kv[i].value);
-    int32_t *assign;
-    if ((e = ctl_place(ctl, op, op->nparts, ctl_rf(op), &assign)) == KERR_NONE)
-        ctl_batch_partitions(b, ctl, op->created_id, 0, op->nparts, assign, ctl_rf(op));
+    ctl_batch_partitions(b, ctl, op->created_id, 0, op->nparts, assign, rf);
+    return KERR_NONE;
+}
+
+/* The new topic's replicas: the request's (checked against the
+ * registered brokers), else the placer's. */
+static int16_t ctl_create_replicas(ctl_t *ctl, ctl_op_t *op, int32_t **assign, int *rf)
+{
+    *rf = ctl_rf(op);
+    if (op->nassign > 0)
+        return ctl_assignment(ctl, op, 0, -1, assign, rf);
+    return ctl_place(ctl, op, op->nparts, ctl_rf(op), assign);
+}
+
+static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
+{
+    int32_t *assign = NULL;
+    int rf;
+    int16_t e = ctl_check_create(ctl, op);
+    if (!e)
+        e = ctl_create_replicas(ctl, op, &assign, &rf);
+    if (!e)
+        e = ctl_batch_create(ctl, op, b, assign, rf);
     free(assign);
     return e;
 }

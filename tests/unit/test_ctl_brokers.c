@@ -287,6 +287,32 @@ static void test_assignment_fenced(void)
     CU_ASSERT_EQUAL(op.err, KERR_INVALID_REPLICA_ASSIGNMENT);
     CU_ASSERT_STRING_EQUAL(op.msg, "All brokers specified in the manual partition assignment for "
                                    "partition 1 are fenced or in controlled shutdown.");
+
+    /* CreateTopics with assignments: the same checks; replicas as named. */
+    memset(&op, 0, sizeof(op));
+    op.kind = CTL_CREATE_TOPIC;
+    op.name = "named";
+    op.name_len = 5;
+    op.nparts = 1;
+    op.rf = 1;
+    op.nassign = 1;
+    op.assign = assign;
+    op.assign_n = assign_n;
+    op.now_ms = NOW;
+    op.done = op_done;
+    ctl_submit(ctl, &op);
+    CU_ASSERT_EQUAL(op.err, KERR_INVALID_REPLICA_ASSIGNMENT);
+    CU_ASSERT_STRING_EQUAL(op.msg, "All brokers specified in the manual partition assignment for "
+                                   "partition 0 are fenced or in controlled shutdown.");
+    static const int32_t a_both[] = {4, 1};
+    assign[0] = a_both;
+    assign_n[0] = 2;
+    op.rf = 2;
+    ctl_submit(ctl, &op);
+    CU_ASSERT_EQUAL_FATAL(op.err, 0);
+    const mi_part_t *mp = &meta_image_topic(ctl_image(ctl), "named", 5)->parts[0];
+    CU_ASSERT(mp->nreplicas == 2 && mp->replicas[0] == 4 && mp->replicas[1] == 1);
+    CU_ASSERT(mp->nisr == 1 && mp->isr[0] == 1 && mp->leader == 1);
 }
 
 int main(void)
