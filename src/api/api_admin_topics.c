@@ -1,7 +1,8 @@
-/* CreateTopics (19), DeleteTopics (20), CreatePartitions (37). One node is
- * the whole cluster, so every partition has this node as its only replica:
- * a replication factor above 1, or an assignment naming another broker,
- * is refused as Kafka refuses one that exceeds its registered brokers. */
+/* CreateTopics (19), DeleteTopics (20), CreatePartitions (37). The
+ * controller places replicas over the registered brokers, and checks an
+ * explicit assignment's brokers against them; a replication factor above
+ * their count, or an assignment naming an unregistered broker, is refused
+ * as Kafka refuses it (a single node: anything but itself alone). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,12 +94,13 @@ static void api_ct_configs(api_req_t *req, api_ct_res_t *res, const mi_config_t 
     }
 }
 
-/* Checks an explicit assignment; returns the partition count (and the
- * replication factor in *rf) or -1 with the error in *res. */
+/* Checks an explicit assignment's shape (the controller checks its
+ * brokers); returns the partition count (and the replication factor in
+ * *rf) or -1 with the error in *res. */
 static int32_t api_ct_assignment(api_req_t *req, const api_ct_req_t *t, int16_t *rf,
                                  api_ct_res_t *res)
 {
-    int32_t n = t->assignments.n, node = req->b->cfg.node_id;
+    int32_t n = t->assignments.n;
     char msg[API_ERRLEN] = "";
 
     for (int32_t i = 0; i < n && !*msg; i++) {
@@ -117,15 +119,6 @@ static int32_t api_ct_assignment(api_req_t *req, const api_ct_req_t *t, int16_t 
                      "The manual partition assignment includes a partition with %d replica(s), "
                      "but this is not consistent with previous partitions, which have %d "
                      "replica(s).", a->broker_ids.n, t->assignments.v[0].broker_ids.n);
-        for (int32_t j = 0; j < a->broker_ids.n && !*msg; j++)
-            if (a->broker_ids.v[j] != node)
-                snprintf(msg, sizeof(msg),
-                         "The manual partition assignment includes broker %d, but no such "
-                         "broker is registered.", a->broker_ids.v[j]);
-            else if (j > 0)
-                snprintf(msg, sizeof(msg),
-                         "The manual partition assignment includes the broker %d more than "
-                         "once.", node);
     }
     if (*msg) {
         res->error_code = KERR_INVALID_REPLICA_ASSIGNMENT;
@@ -215,6 +208,23 @@ static void api_ct_done(ctl_op_t *op)
     api_admin_wait_done(&e->ct->w);
 }
 
+/* The explicit assignment in partition order, as the controller takes
+ * it (its shape checked by api_ct_assignment); nassign -1 without one. */
+static void api_ct_assign(api_req_t *req, const api_ct_req_t *t, ctl_op_t *op)
+{
+    int32_t n = t->assignments.n > 0 ? t->assignments.n : 0;
+    const int32_t **v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*v));
+    int32_t *nv = arena_calloc(req->arena, (size_t)n + 1, sizeof(*nv));
+    op->nassign = n > 0 ? n : -1;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t p = t->assignments.v[i].partition_index;
+        v[p] = t->assignments.v[i].broker_ids.v;
+        nv[p] = t->assignments.v[i].broker_ids.n;
+    }
+    op->assign = (const int32_t *const *)v;
+    op->assign_n = nv;
+}
+
 static void api_ct_one(api_ct_t *ct, const api_ct_req_t *t, bool validate_only, api_ct_res_t *res)
 {
     api_req_t *req = ct->w.req;
@@ -231,7 +241,7 @@ static void api_ct_one(api_ct_t *ct, const api_ct_req_t *t, bool validate_only, 
     e->op.name_len = t->name.len > 0 ? (size_t)t->name.len : 0;
     e->op.nparts = nparts;
     e->op.rf = rf;
-    e->op.nassign = -1;
+    api_ct_assign(req, t, &e->op);
     e->op.kv = api_ct_kv(req, t, &e->dyn);
     e->op.nkv = t->configs.n > 0 ? t->configs.n : 0;
     e->op.validate_only = validate_only;

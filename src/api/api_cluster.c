@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api_brokers.h"
 #include "api/api_util.h"
 #include "cluster/raft_node.h"
 
@@ -97,12 +98,33 @@ static void api_dc_controller(api_req_t *req, const proto_describe_cluster_req_t
     API_REPLY(req, describe_cluster, resp);
 }
 
+/* The registered brokers (api_brokers.h): the fenced ones too when
+ * asked (v2), marked so. */
+static void api_dc_brokers(api_req_t *req, bool with_fenced, proto_describe_cluster_resp_t *resp)
+{
+    api_broker_t *v;
+    int n = api_brokers(req, with_fenced, &v);
+    resp->brokers.n = n;
+    resp->brokers.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp->brokers.v));
+    for (int i = 0; i < n; i++) {
+        proto_describe_cluster_resp_describe_cluster_broker_t *db = &resp->brokers.v[i];
+        proto_describe_cluster_resp_describe_cluster_broker_init(db);
+        db->broker_id = v[i].id;
+        db->host.p = v[i].host;
+        db->host.len = (int32_t)strlen(v[i].host);
+        db->port = v[i].port;
+        db->is_fenced = v[i].fenced;
+        if (v[i].rack) {
+            db->rack.p = v[i].rack;
+            db->rack.len = (int32_t)strlen(v[i].rack);
+        }
+    }
+}
+
 void api_describe_cluster(api_req_t *req)
 {
     proto_describe_cluster_req_t r;
     proto_describe_cluster_resp_t resp;
-    const char *host;
-    int port;
 
     proto_describe_cluster_req_init(&r);
     if (proto_describe_cluster_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
@@ -122,17 +144,9 @@ void api_describe_cluster(api_req_t *req)
     resp.endpoint_type = r.endpoint_type;
     resp.cluster_id.p = req->b->cluster_id;
     resp.cluster_id.len = (int32_t)strlen(req->b->cluster_id);
-    host = req->b->adv_host;
-    port = req->b->adv_port;
     resp.controller_id = req->b->cfg.node_id;
     if (r.include_cluster_authorized_operations)
         resp.cluster_authorized_operations = API_CLUSTER_AUTHORIZED_OPS;
-    resp.brokers.n = 1;
-    resp.brokers.v = arena_calloc(req->arena, 1, sizeof(*resp.brokers.v));
-    proto_describe_cluster_resp_describe_cluster_broker_init(&resp.brokers.v[0]);
-    resp.brokers.v[0].broker_id = req->b->cfg.node_id;
-    resp.brokers.v[0].host.p = host;
-    resp.brokers.v[0].host.len = (int32_t)strlen(host);
-    resp.brokers.v[0].port = port;
+    api_dc_brokers(req, r.include_fenced_brokers, &resp);
     API_REPLY(req, describe_cluster, &resp);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_brokers.h"
 #include "api/api_util.h"
 #include "cluster/ctl.h"
 #include "util/logging.h"
@@ -178,13 +179,32 @@ static void api_md_all(api_req_t *req, proto_metadata_resp_t *resp, int with_ops
     resp->topics.n = n;
 }
 
+/* The registered brokers (api_brokers.h), with their racks (v1+). */
+static void api_md_brokers(api_req_t *req, proto_metadata_resp_t *resp)
+{
+    api_broker_t *v;
+    int n = api_brokers(req, false, &v);
+    resp->brokers.n = n;
+    resp->brokers.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp->brokers.v));
+    for (int i = 0; i < n; i++) {
+        proto_metadata_resp_metadata_response_broker_t *mb = &resp->brokers.v[i];
+        proto_metadata_resp_metadata_response_broker_init(mb);
+        mb->node_id = v[i].id;
+        mb->host.p = v[i].host;
+        mb->host.len = (int32_t)strlen(v[i].host);
+        mb->port = v[i].port;
+        if (v[i].rack) {
+            mb->rack.p = v[i].rack;
+            mb->rack.len = (int32_t)strlen(v[i].rack);
+        }
+    }
+}
+
 void api_metadata(api_req_t *req)
 {
     proto_metadata_req_t r;
     proto_metadata_resp_t resp;
     int16_t ver = req->hdr.api_version;
-    const char *host;
-    int port;
 
     proto_metadata_req_init(&r);
     if (proto_metadata_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
@@ -192,15 +212,7 @@ void api_metadata(api_req_t *req)
         return;
     }
     proto_metadata_resp_init(&resp);
-    host = req->b->adv_host;
-    port = req->b->adv_port;
-    resp.brokers.n = 1;
-    resp.brokers.v = arena_calloc(req->arena, 1, sizeof(*resp.brokers.v));
-    proto_metadata_resp_metadata_response_broker_init(&resp.brokers.v[0]);
-    resp.brokers.v[0].node_id = req->b->cfg.node_id;
-    resp.brokers.v[0].host.p = host;
-    resp.brokers.v[0].host.len = (int32_t)strlen(host);
-    resp.brokers.v[0].port = port;
+    api_md_brokers(req, &resp);
     resp.cluster_id.p = req->b->cluster_id;
     resp.cluster_id.len = (int32_t)strlen(req->b->cluster_id);
     resp.controller_id = req->b->cfg.node_id;

@@ -234,6 +234,13 @@ static void broker_every(broker_t *b, int64_t ms, net_timer_cb *cb)
         net_timer_add(b->node.loop, ms, cb, b);
 }
 
+/* broker.heartbeat.interval.ms (checked by the config table). */
+static int64_t broker_heartbeat_interval(broker_t *b)
+{
+    const char *v = props_get(&b->node.cfg.props, "broker.heartbeat.interval.ms");
+    return v ? strtoll(v, NULL, 10) : 2000;
+}
+
 static void broker_job_retention(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
@@ -408,7 +415,10 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
     /* Metadata flows down: the controller owns the metadata log, the
      * partition layer follows it. */
     cfg_topic_apply_static(tdef, &b->node.cfg.props);
+    const char *rack = props_get(&b->node.cfg.props, "broker.rack");
+    const char *timeout = props_get(&b->node.cfg.props, "broker.session.timeout.ms");
     ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b,
+                       rack, timeout ? strtoll(timeout, NULL, 10) : 0,
                        broker_quorum_wanted(&b->node.cfg)};
     b->node.ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
     return b->node.ctl ? 0 : -1;
@@ -521,6 +531,8 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     if (broker_listen(b) < 0)
         return -1;
     broker_advertise(b);
+    if (broker_register(b) == 0)
+        broker_every(b, broker_heartbeat_interval(b), broker_job_heartbeat);
     broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
     broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
     broker_every(b, 1000, broker_job_flush);

@@ -47,6 +47,12 @@ int broker_listeners_sync(broker_t *b);
 /* Sets the endpoint advertised to clients (node.adv_host, adv_port) from
  * the listeners. */
 void broker_advertise(broker_t *b);
+/* Registers this node as a broker with its own controller, once the
+ * listeners are bound (broker_reg.c). Returns 0, or -1 (logged: the node
+ * then serves as the cluster's only broker without a registration). */
+int broker_register(broker_t *b);
+/* The timer that keeps the registration's session fresh. */
+void broker_job_heartbeat(struct net_loop_s *loop, void *data);
 /* The worker threads b->node.cfg.num_io_threads asks for on this machine (at
  * most one per CPU; none with one CPU, the loop does it all). */
 int broker_pool_size(const broker_t *b);

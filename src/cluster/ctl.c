@@ -71,7 +71,7 @@ static int16_t ctl_boot_topics(ctl_boot_t *bt, ctl_batch_t *b)
         r->u.topic.name.p = key;
         r->u.topic.name.len = (int32_t)klen;
         memcpy(r->u.topic.topic_id.b, t->id, 16);
-        ctl_batch_partitions(b, bt->ctl, t->id, 0, t->nparts);
+        ctl_batch_partitions(b, bt->ctl, t->id, 0, t->nparts, NULL, 1);
         lg_info("metadata log: adopting topic %.*s with %d partitions from the log dirs",
                 (int)klen, (const char *)key, t->nparts);
     }
@@ -146,6 +146,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->broker_check = cfg->broker_check;
     ctl->broker_check_arg = cfg->broker_check_arg;
     ctl->quorum = cfg->quorum;
+    ctl_brokers_init(ctl, cfg);
     ctl->meta = meta_log_open(logs, now_ms, ctl->quorum, &fresh);
     if (ctl->meta)
         ctl_snap_policy(ctl, cfg->props);
@@ -180,6 +181,7 @@ void ctl_free(ctl_t *ctl)
     }
     ctl->tail = NULL;
     ctl_pid_serve_shutdown(ctl);
+    ctl_brokers_free(ctl);
     meta_log_free(ctl->meta);
     free(ctl);
 }

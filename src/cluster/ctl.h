@@ -37,6 +37,8 @@ typedef struct ctl_config_s {
                              controller), under the dynamic broker configs */
     ctl_broker_check_fn *broker_check; /* NULL: none */
     void *broker_check_arg;
+    const char *rack;    /* broker.rack (copied), NULL or "": none */
+    int64_t session_timeout_ms; /* broker.session.timeout.ms, 0: 9000 */
     int quorum;          /* the metadata log is a Raft quorum's
                             (cluster/raft_node.h): nothing is written to
                             it here, and changes are refused
@@ -85,6 +87,8 @@ enum ctl_kind {
                                  dynamic configs, or with replace the whole
                                  set (ctl_configs.c) */
     CTL_UPDATE_FEATURES,  /* features[0..nfeatures): finalized levels */
+    CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
+                             (ctl_brokers.c) */
 };
 
 /* UpdateFeatures' upgrade types, numbered as on the wire; any other value
@@ -113,8 +117,11 @@ struct ctl_op_s {
     uint8_t topic_id[16];    /* the others */
     int32_t nparts;
     int16_t rf;              /* CTL_CREATE_TOPIC: replication factor */
-    int32_t nassign;         /* CTL_CREATE_PARTITIONS: replicas of each new
-                                partition as the request names them, or -1 */
+    int32_t nassign;         /* CTL_CREATE_TOPIC, CTL_CREATE_PARTITIONS:
+                                replicas of each new partition as the
+                                request names them, in partition order, or
+                                -1 (placed by the controller; a new topic's
+                                also with 0) */
     const int32_t *const *assign;
     const int32_t *assign_n;
     const ctl_kv_t *kv;
@@ -182,6 +189,26 @@ int64_t ctl_features_epoch(const ctl_t *ctl);
 /* 0 when every feature img finalizes is at a level this node supports,
  * and metadata.version is set; else -1 with the reason in err. */
 int ctl_features_check(const meta_image_t *img, char *err, size_t errlen);
+
+/* This node as a broker of the cluster (ctl_brokers.c), as a Kafka
+ * combined node registers with its own controller, without the network:
+ * a BrokerRegistration with its advertised listeners (listeners[0..n),
+ * not controller ones), every feature at the levels Strand supports,
+ * broker.rack and its log dir ids, under a new incarnation id; then the
+ * heartbeat that finds it caught up unfences it. Both are committed
+ * before the call returns (start-up: call before the loop runs, after
+ * the listeners are bound). Returns 0 or the registration's error
+ * (logged). */
+struct bkr_listener_s;
+int16_t ctl_register_node(ctl_t *ctl, const struct bkr_listener_s *listeners, int n,
+                          int64_t now_ms);
+/* Keeps this node's session fresh, every broker.heartbeat.interval.ms:
+ * a heartbeat as a broker sends its controller, through the queue of
+ * changes (records only when its state changes: unfenced again once
+ * caught up). */
+void ctl_node_heartbeat(ctl_t *ctl, int64_t now_ms);
+/* This node's broker epoch (the offset of its registration), or -1. */
+int64_t ctl_node_epoch(const ctl_t *ctl);
 
 /* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
  * "..". Returns 0, or INVALID_TOPIC_EXCEPTION with Kafka's message in err

@@ -4,6 +4,7 @@
 #ifndef STRAND_CLUSTER_CTL_INT_H
 #define STRAND_CLUSTER_CTL_INT_H
 
+#include "cluster/bkr.h"
 #include "cluster/ctl.h"
 
 struct ctl_s {
@@ -26,26 +27,49 @@ struct ctl_s {
     int64_t pid_floor;
     ctl_op_t *pid_op;
     ctl_pid_wait_t *pid_head, *pid_tail;
+    /* Brokers (ctl_brokers.c): their sessions, the records of the last
+     * decision, this node's registration and its heartbeat op. */
+    bkr_ctl_t bkr;
+    bkr_out_t bout;
+    char *rack;
+    uint8_t incarnation[16];
+    int64_t node_epoch;
+    ctl_op_t hb;          /* this node's heartbeat */
+    int hb_busy;          /* hb is queued or committing */
 };
 
 /* The records of one change. Strings and arrays they point to are the
- * batch's own (dirs, strs) or the op's. */
+ * batch's own (dirs, strs: every block ctl_batch_block gave) or the
+ * op's. */
 typedef struct ctl_batch_s {
     meta_rec_t *v;
     int n, cap;
-    proto_uuid_t *dirs;
-    int ndirs;
     char **strs;
     int nstrs;
 } ctl_batch_t;
 
 meta_rec_t *ctl_batch_add(ctl_batch_t *b, int16_t type);
 void ctl_batch_free(ctl_batch_t *b);
-/* PartitionRecords for partitions [from, to) of the topic id: this node
- * the only replica, in the ISR and leader, epochs 0, in the log dir the
- * log manager would pick. */
+/* PartitionRecords for partitions [from, to) of the topic id, epochs 0:
+ * partition from + i on assign[i * rf .. + rf) (NULL: this node alone),
+ * its active replicas the ISR and the first of them the leader; this
+ * node's replicas in the log dirs the log manager would pick, another
+ * broker's in its only dir (else unassigned). */
 void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int32_t from,
-                          int32_t to);
+                          int32_t to, const int32_t *assign, int rf);
+/* n zeroed bytes the batch owns (freed with it). */
+void *ctl_batch_block(ctl_batch_t *b, size_t n);
+/* Places nparts partitions of rf replicas over the image's usable brokers
+ * (ctl_place.c; this node alone while the image has no broker), into
+ * *assign (the caller frees). Returns 0 or INVALID_REPLICATION_FACTOR with
+ * Kafka's message in op->msg. nparts 0: the check alone. */
+int16_t ctl_place(ctl_t *ctl, ctl_op_t *op, int32_t nparts, int16_t rf, int32_t **assign);
+/* CreatePartitions' explicit assignment, checked as Kafka checks it
+ * against the image's brokers, into *assign (the caller frees) with *rf
+ * its replica count (ctl_place.c). Returns 0 or INVALID_REPLICA_ASSIGNMENT
+ * with Kafka's message in op->msg. */
+int16_t ctl_assignment(ctl_t *ctl, ctl_op_t *op, int32_t from, int rf_now, int32_t **assign,
+                       int *rf);
 
 /* Checks op against the image and fills b with the records that make it
  * (none for validate_only). Returns 0 or a Kafka error code with Kafka's
@@ -70,6 +94,12 @@ int ctl_dir_cordoned(const ctl_t *ctl, int i);
 /* 0, or INVALID_REPLICATION_FACTOR with Kafka's message when every log dir
  * is cordoned and no new partition can be placed (ctl_configs.c). */
 int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op);
+/* The records of CTL_NODE_HEARTBEAT (ctl_brokers.c). */
+int16_t ctl_plan_node_heartbeat(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* Start-up and shutdown of the broker part (ctl_brokers.c). */
+void ctl_brokers_init(ctl_t *ctl, const ctl_config_t *cfg);
+void ctl_brokers_free(ctl_t *ctl);
+
 /* Recomputes ctl->defaults from the image: at start-up, and after a
  * broker config change is committed (ctl_configs.c). */
 void ctl_defaults_refresh(ctl_t *ctl);

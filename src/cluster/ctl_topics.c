@@ -26,13 +26,18 @@ meta_rec_t *ctl_batch_add(ctl_batch_t *b, int16_t type)
     return &b->v[b->n++];
 }
 
+void *ctl_batch_block(ctl_batch_t *b, size_t n)
+{
+    b->strs = xrealloc(b->strs, (size_t)(b->nstrs + 1) * sizeof(*b->strs));
+    return b->strs[b->nstrs++] = xcalloc(1, n ? n : 1);
+}
+
 void ctl_batch_free(ctl_batch_t *b)
 {
     for (int i = 0; i < b->nstrs; i++)
         free(b->strs[i]);
     free(b->strs);
     free(b->v);
-    free(b->dirs);
     memset(b, 0, sizeof(*b));
 }
 
@@ -49,39 +54,72 @@ static const char *ctl_batch_str(ctl_batch_t *b, const char *s, size_t len)
     return b->strs[b->nstrs++] = xstrndup(s, len);
 }
 
+/* The log dir of a replica on another broker: its only one, else
+ * unassigned (zero), as Kafka's controller assigns it. */
+static void ctl_remote_dir(const ctl_t *ctl, int32_t id, uint8_t out[16])
+{
+    const mi_broker_t *mb = meta_image_broker(&ctl->meta->img, id);
+    memset(out, 0, 16);
+    if (mb && mb->ndirs == 1)
+        memcpy(out, mb->dirs[0], 16);
+}
+
+/* One PartitionRecord: replicas rep[0..rf) (the request's or the
+ * placer's, copied), the active ones the ISR and the first of them the
+ * leader; dirs[0..rf) its replicas' log dirs. */
+static void ctl_batch_partition(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int32_t p,
+                                const int32_t *rep, int rf, proto_uuid_t *dirs)
+{
+    meta_part_rec_t *pr = &ctl_batch_add(b, META_REC_PARTITION)->u.part;
+    int32_t *v = ctl_batch_block(b, (size_t)rf * 2 * sizeof(int32_t));
+    int nisr = 0;
+    memcpy(v, rep, (size_t)rf * sizeof(int32_t));
+    for (int k = 0; k < rf; k++)
+        if (rep[k] == ctl->node_id || meta_image_broker_active(&ctl->meta->img, rep[k]) ||
+            ctl->meta->img.nbrokers == 0)
+            v[rf + nisr++] = rep[k];
+    pr->partition_id = p;
+    memcpy(pr->topic_id.b, id, 16);
+    pr->replicas.n = rf;
+    pr->replicas.v = v;
+    pr->isr.n = nisr;
+    pr->isr.v = v + rf;
+    pr->removing_replicas.n = pr->adding_replicas.n = 0;
+    pr->leader = nisr ? v[rf] : -1;
+    pr->leader_epoch = 0;
+    pr->partition_epoch = 0;
+    pr->directories.n = rf;
+    pr->directories.v = dirs;
+}
+
 void ctl_batch_partitions(ctl_batch_t *b, ctl_t *ctl, const uint8_t id[16], int32_t from,
-                          int32_t to)
+                          int32_t to, const int32_t *assign, int rf)
 {
     int nd = log_mgr_ndirs(ctl->logs);
     int *load = xcalloc((size_t)nd + 1, sizeof(int));
 
+    if (!assign)
+        rf = 1;
     for (int d = 0; d < nd; d++) /* a cordoned dir takes no new partition */
         load[d] = ctl_dir_cordoned(ctl, d) ? INT32_MAX : log_mgr_dir_nparts(ctl->logs, d);
-    b->dirs = xrealloc(b->dirs, (size_t)(b->ndirs + (to - from) + 1) * sizeof(*b->dirs));
     for (int32_t p = from; p < to; p++) {
-        meta_part_rec_t *pr = &ctl_batch_add(b, META_REC_PARTITION)->u.part;
-        int best = 0;
-        for (int d = 1; d < nd; d++) /* where the log manager would put it */
-            if (load[d] < load[best])
-                best = d;
-        if (load[best] < INT32_MAX)
-            load[best]++;
-        pr->partition_id = p;
-        memcpy(pr->topic_id.b, id, 16);
-        pr->replicas.n = pr->isr.n = 1;
-        pr->replicas.v = pr->isr.v = &ctl->node_id;
-        pr->removing_replicas.n = pr->adding_replicas.n = 0;
-        pr->leader = ctl->node_id;
-        pr->leader_epoch = 0;
-        pr->partition_epoch = 0;
-        pr->directories.n = 1;
-        log_mgr_dir_id(ctl->logs, best, b->dirs[b->ndirs].b);
-        b->ndirs++;
+        const int32_t *rep = assign ? &assign[(size_t)(p - from) * (size_t)rf] : &ctl->node_id;
+        proto_uuid_t *dirs = ctl_batch_block(b, (size_t)rf * sizeof(proto_uuid_t));
+        for (int k = 0; k < rf; k++) {
+            if (rep[k] != ctl->node_id) {
+                ctl_remote_dir(ctl, rep[k], dirs[k].b);
+                continue;
+            }
+            int best = 0;
+            for (int d = 1; d < nd; d++) /* where the log manager would put it */
+                if (load[d] < load[best])
+                    best = d;
+            if (load[best] < INT32_MAX)
+                load[best]++;
+            log_mgr_dir_id(ctl->logs, best, dirs[k].b);
+        }
+        ctl_batch_partition(b, ctl, id, p, rep, rf, dirs);
     }
-    /* Pointers once the array has stopped moving. */
-    for (int i = 0, k = 0; i < b->n; i++)
-        if (b->v[i].type == META_REC_PARTITION && b->v[i].u.part.directories.n == 1)
-            b->v[i].u.part.directories.v = &b->dirs[k++];
     free(load);
 }
 
@@ -165,6 +203,12 @@ static int16_t ctl_check_configs(ctl_t *ctl, ctl_op_t *op, topic_cfg_t *out)
     return cfg_topic_check_all(out, op->msg, sizeof(op->msg));
 }
 
+/* The replication factor of a new topic: -1 is the default (1). */
+static int16_t ctl_rf(const ctl_op_t *op)
+{
+    return op->rf == -1 ? 1 : op->rf;
+}
+
 /* What Kafka's controller checks before it places replicas: the name, the
  * internal names, existence, a '.'/'_' collision, the configs, then the
  * replication factor and the partition count. */
@@ -193,12 +237,12 @@ static int16_t ctl_check_create(ctl_t *ctl, ctl_op_t *op)
         return ctl_fail(op, KERR_INVALID_REPLICATION_FACTOR,
                         "Replication factor must be larger than 0, or -1 to use the default "
                         "value.");
-    if (op->rf > 1)
-        return ctl_fail(op, KERR_INVALID_REPLICATION_FACTOR,
-                        "Unable to replicate the partition %d time(s): The target replication "
-                        "factor of %d cannot be reached because only 1 broker(s) are registered "
-                        "or some brokers have all their log directories cordoned.",
-                        op->rf, op->rf);
+    int32_t *none = NULL;
+    if (op->nassign <= 0) /* enough brokers, one unfenced */
+        e = ctl_place(ctl, op, 0, ctl_rf(op), &none);
+    free(none);
+    if (e)
+        return e;
     if (op->nparts < 1)
         return ctl_fail(op, KERR_INVALID_PARTITIONS,
                         "Number of partitions was set to an invalid non-positive value.");
@@ -217,11 +261,11 @@ static int ctl_new_id(const ctl_t *ctl, uint8_t id[16])
     return 0;
 }
 
-static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
+/* The new topic's records (none for validate_only): its TopicRecord,
+ * ConfigRecords and PartitionRecords. */
+static int16_t ctl_batch_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b, const int32_t *assign,
+                                int rf)
 {
-    int16_t e = ctl_check_create(ctl, op);
-    if (e)
-        return e;
     if (ctl_new_id(ctl, op->created_id) < 0)
         return ctl_fail(op, KERR_UNKNOWN_SERVER_ERROR, "No topic id could be generated");
     if (op->validate_only)
@@ -233,8 +277,31 @@ static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     for (int i = 0; i < op->nkv; i++)
         if (op->kv[i].value)
             ctl_batch_config(b, name, op->name_len, op->kv[i].key, op->kv[i].value);
-    ctl_batch_partitions(b, ctl, op->created_id, 0, op->nparts);
+    ctl_batch_partitions(b, ctl, op->created_id, 0, op->nparts, assign, rf);
     return KERR_NONE;
+}
+
+/* The new topic's replicas: the request's (checked against the
+ * registered brokers), else the placer's. */
+static int16_t ctl_create_replicas(ctl_t *ctl, ctl_op_t *op, int32_t **assign, int *rf)
+{
+    *rf = ctl_rf(op);
+    if (op->nassign > 0)
+        return ctl_assignment(ctl, op, 0, -1, assign, rf);
+    return ctl_place(ctl, op, op->nparts, ctl_rf(op), assign);
+}
+
+static int16_t ctl_plan_create(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
+{
+    int32_t *assign = NULL;
+    int rf;
+    int16_t e = ctl_check_create(ctl, op);
+    if (!e)
+        e = ctl_create_replicas(ctl, op, &assign, &rf);
+    if (!e)
+        e = ctl_batch_create(ctl, op, b, assign, rf);
+    free(assign);
+    return e;
 }
 
 static const mi_topic_t *ctl_topic(ctl_t *ctl, ctl_op_t *op)
@@ -253,21 +320,22 @@ static int16_t ctl_plan_delete(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     return KERR_NONE;
 }
 
-/* New partitions may only name this node, once each. */
-static int16_t ctl_check_assignment(ctl_t *ctl, ctl_op_t *op, int32_t adding)
+/* The count of an explicit assignment, then its brokers (ctl_place.c);
+ * without one, the placer's, at the replication factor of partition 0. */
+static int16_t ctl_new_replicas(ctl_t *ctl, ctl_op_t *op, const mi_topic_t *t, int32_t **assign,
+                                int *rf)
 {
+    int32_t adding = op->nparts - t->nparts;
+    int rf_now = t->nparts > 0 && t->parts[0].present ? t->parts[0].nreplicas : 1;
+    *assign = NULL;
+    *rf = rf_now;
     if (op->nassign < 0)
-        return KERR_NONE;
+        return ctl_place(ctl, op, adding, (int16_t)rf_now, assign);
     if (op->nassign != adding)
         return ctl_fail(op, KERR_INVALID_REPLICA_ASSIGNMENT,
                         "Attempted to add %d additional partition(s), but only %d assignment(s) "
                         "were specified.", adding, op->nassign);
-    for (int32_t i = 0; i < op->nassign; i++)
-        if (op->assign_n[i] != 1 || op->assign[i][0] != ctl->node_id)
-            return ctl_fail(op, KERR_INVALID_REPLICA_ASSIGNMENT,
-                            "The manual partition assignment includes a broker that is not "
-                            "registered, or a replication factor other than 1.");
-    return KERR_NONE;
+    return ctl_assignment(ctl, op, t->nparts, rf_now, assign, rf);
 }
 
 /* Counts first (Kafka's order), then the assignment. */
@@ -289,12 +357,13 @@ static int16_t ctl_plan_partitions(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     if (op->nparts - t->nparts > CTL_MAX_NEW_PARTITIONS)
         return ctl_fail(op, KERR_POLICY_VIOLATION,
                         "Excessively large number of partitions per request.");
-    if ((e = ctl_check_assignment(ctl, op, op->nparts - t->nparts)) ||
-        (e = ctl_check_placeable(ctl, op)))
-        return e;
-    if (!op->validate_only)
-        ctl_batch_partitions(b, ctl, op->topic_id, t->nparts, op->nparts);
-    return KERR_NONE;
+    int32_t *assign;
+    int rf;
+    if ((e = ctl_new_replicas(ctl, op, t, &assign, &rf)) == KERR_NONE &&
+        (e = ctl_check_placeable(ctl, op)) == KERR_NONE && !op->validate_only)
+        ctl_batch_partitions(b, ctl, op->topic_id, t->nparts, op->nparts, assign, rf);
+    free(assign);
+    return e;
 }
 
 /* ---- configs ---- */
@@ -395,6 +464,7 @@ int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     case CTL_ALLOC_PRODUCER_IDS: return ctl_plan_producer_ids(ctl, op, b);
     case CTL_ALTER_BROKER_CONFIGS: return ctl_plan_broker_configs(ctl, op, b);
     case CTL_UPDATE_FEATURES: return ctl_plan_features(ctl, op, b);
+    case CTL_NODE_HEARTBEAT: return ctl_plan_node_heartbeat(ctl, op, b);
     default: return ctl_fail(op, KERR_INVALID_REQUEST, "Unknown metadata change");
     }
 }

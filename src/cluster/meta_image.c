@@ -54,6 +54,7 @@ void meta_image_free(meta_image_t *img)
     smap_free(&img->by_id);
     smap_free(&img->configs);
     smap_free(&img->features);
+    meta_image_brokers_free(img);
 }
 
 mi_topic_t *meta_image_topic(const meta_image_t *img, const char *name, size_t len)
@@ -363,6 +364,9 @@ int meta_image_apply(meta_image_t *img, const meta_rec_t *rec, char *err, size_t
             img->next_producer_id = rec->u.producer_ids.next_producer_id;
         break;
     default:
+        rc = meta_image_apply_broker(img, rec, err, errlen);
+        if (rc == 1)
+            rc = 0;
         break;
     }
     if (rc == 0)

@@ -45,6 +45,51 @@ typedef struct mi_config_s {
     mi_kv_t *v;
 } mi_config_t;
 
+/* A listener a broker or controller registered. */
+typedef struct mi_endpoint_s {
+    char *name;            /* owned */
+    char *host;            /* owned */
+    int32_t port;
+    int16_t security_protocol;
+} mi_endpoint_t;
+
+/* A feature a node supports, and its range of levels. */
+typedef struct mi_frange_s {
+    char *name;            /* owned */
+    int16_t min, max;
+} mi_frange_t;
+
+/* A broker's registration (RegisterBrokerRecord, then the fence,
+ * unfence and registration change records of its epoch), as Kafka's
+ * BrokerRegistration. */
+typedef struct mi_broker_s {
+    int32_t id;
+    uint8_t incarnation[16];
+    int64_t epoch;         /* the record's brokerEpoch: the offset a
+                              controller wrote the registration at */
+    int nendpoints;
+    mi_endpoint_t *endpoints; /* owned, in the record's order */
+    int nfeatures;
+    mi_frange_t *features; /* owned */
+    char *rack;            /* owned, NULL: no rack */
+    bool fenced;
+    bool in_controlled_shutdown;
+    bool zk_migrating;
+    int ndirs;
+    uint8_t (*dirs)[16];   /* owned: its log dir ids */
+} mi_broker_t;
+
+/* A controller's registration (RegisterControllerRecord). */
+typedef struct mi_controller_s {
+    int32_t id;
+    uint8_t incarnation[16];
+    bool zk_migration_ready;
+    int nendpoints;
+    mi_endpoint_t *endpoints; /* owned */
+    int nfeatures;
+    mi_frange_t *features; /* owned */
+} mi_controller_t;
+
 typedef struct meta_image_s {
     smap_t by_name;        /* topic name -> mi_topic_t */
     smap_t by_id;          /* 16-byte id -> mi_topic_t */
@@ -53,6 +98,10 @@ typedef struct meta_image_s {
     smap_t features;       /* name -> level (> 0) cast to a pointer */
     int64_t records;       /* records applied */
     int64_t next_producer_id; /* the first id no block has taken yet */
+    mi_broker_t **brokers; /* owned, sorted by id (meta_image_brokers.c) */
+    int nbrokers;
+    mi_controller_t **controllers; /* owned, sorted by id */
+    int ncontrollers;
 } meta_image_t;
 
 void meta_image_init(meta_image_t *img);
@@ -88,5 +137,32 @@ int meta_image_feature(const meta_image_t *img, const char *name);
  * returns 0 at the end. name points into the image. */
 int meta_image_feature_next(const meta_image_t *img, size_t *pos, meta_str_t *name,
                             int16_t *level);
+
+/* ---- brokers and controllers (meta_image_brokers.c) ---- */
+
+/* The broker's registration, or NULL when it has none. */
+const mi_broker_t *meta_image_broker(const meta_image_t *img, int32_t id);
+/* Iteration in id order: start with *pos = 0; NULL at the end. */
+const mi_broker_t *meta_image_broker_next(const meta_image_t *img, size_t *pos);
+/* Registered, unfenced and not in controlled shutdown (Kafka's
+ * isActive): a broker that may lead partitions. */
+bool meta_image_broker_active(const meta_image_t *img, int32_t id);
+/* The broker's supported range of feature name, or NULL. */
+const mi_frange_t *meta_image_broker_feature(const mi_broker_t *b, const char *name);
+/* The controller's registration, or NULL. */
+const mi_controller_t *meta_image_controller(const meta_image_t *img, int32_t id);
+/* Iteration in id order: start with *pos = 0; NULL at the end. */
+const mi_controller_t *meta_image_controller_next(const meta_image_t *img, size_t *pos);
+
+/* The broker part of meta_image_apply: RegisterBroker, UnregisterBroker,
+ * FenceBroker, UnfenceBroker, BrokerRegistrationChange, RegisterController
+ * and UnregisterController records, replayed as Kafka's
+ * ClusterControlManager replays them (a change names the registration's
+ * epoch, or it does not fit). Returns 0, -1 with the reason in err, or 1
+ * when rec is not one of these. */
+int meta_image_apply_broker(meta_image_t *img, const meta_rec_t *rec, char *err,
+                            size_t errlen);
+/* Frees the brokers and controllers (meta_image_free calls it). */
+void meta_image_brokers_free(meta_image_t *img);
 
 #endif

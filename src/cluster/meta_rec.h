@@ -35,6 +35,7 @@ enum meta_rec_type {
     META_REC_BROKER_REGISTRATION_CHANGE = PROTO_REC_BROKER_REGISTRATION_CHANGE_RECORD,
     META_REC_NOOP = PROTO_REC_NO_OP_RECORD,
     META_REC_REGISTER_CONTROLLER = PROTO_REC_REGISTER_CONTROLLER_RECORD,
+    META_REC_UNREGISTER_CONTROLLER = PROTO_REC_UNREGISTER_CONTROLLER_RECORD,
 };
 
 /* Kafka's ConfigResource types, as in ConfigRecord and the config APIs. */
@@ -75,6 +76,7 @@ typedef struct meta_rec_s {
         proto_rec_unfence_broker_record_t unfence_broker;
         proto_rec_producer_ids_record_t producer_ids;
         proto_rec_register_controller_record_t register_controller;
+        proto_rec_unregister_controller_record_t unregister_controller;
         proto_rec_no_op_record_t noop;
         proto_rec_metadata_any_t any; /* room for every metadata record */
     } u;

@@ -8,7 +8,10 @@
  * --offsets-decoder: every batch valid, no record it cannot decode, and
  * the records hold what was done (FeatureLevelRecord metadata.version,
  * TopicRecord, ConfigRecord, a PartitionRecord per partition,
- * RemoveTopicRecord; offset commit keys and values, group metadata).
+ * RemoveTopicRecord; the node's RegisterBrokerRecord, with its listener,
+ * rack, log dir and features, fenced, its broker epoch the record's own
+ * offset, and the BrokerRegistrationChangeRecord that unfences it; offset
+ * commit keys and values, group metadata).
  * Skipped when Java or Kafka's jars (scripts/kafka-ref.sh) are missing. */
 #include "0200-admin.h"
 
@@ -18,7 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const extra[] = {"group.initial.rebalance.delay.ms=0", NULL};
+static const char *const extra[] = {"group.initial.rebalance.delay.ms=0",
+                                    "broker.rack=dump-rack", NULL};
 static int assigned;
 
 static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -170,7 +174,31 @@ static char *dump(const char *cp, const char *decoder, const char *files)
     return out;
 }
 
-static void check_metadata(const char *cp, const char *data)
+/* The node registered as a broker: a RegisterBrokerRecord whose broker
+ * epoch is its own offset, and its unfencing at that epoch. */
+static void check_registration(const char *out, int port)
+{
+    char ep[128], epoch[64], unfence[128];
+    snprintf(ep, sizeof(ep), "\"host\":\"127.0.0.1\",\"port\":%d,\"securityProtocol\":0", port);
+    TL_ASSERT(LINES(out, "\"type\":\"REGISTER_BROKER_RECORD\"", ep, "\"rack\":\"dump-rack\"",
+                    "\"fenced\":true", "\"logDirs\":[\"",
+                    "{\"name\":\"metadata.version\",\"minSupportedVersion\":") >= 1,
+              "no RegisterBrokerRecord with the listener, rack, dirs and features");
+    const char *rec = strstr(out, "\"type\":\"REGISTER_BROKER_RECORD\"");
+    const char *line = rec;
+    while (line > out && line[-1] != '\n')
+        line--;
+    long off = -1;
+    TL_ASSERT(sscanf(line, "| offset: %ld ", &off) == 1, "no offset on the record's line");
+    snprintf(epoch, sizeof(epoch), "\"brokerEpoch\":%ld,", off);
+    TL_ASSERT(strstr(rec, epoch) && strstr(rec, epoch) < strchr(rec, '\n'),
+              "the broker epoch is not the record's offset %ld", off);
+    snprintf(unfence, sizeof(unfence), "\"brokerEpoch\":%ld,\"fenced\":-1", off);
+    TL_ASSERT(LINES(out, "\"type\":\"BROKER_REGISTRATION_CHANGE_RECORD\"", unfence) >= 1,
+              "no BrokerRegistrationChangeRecord unfencing epoch %ld", off);
+}
+
+static void check_metadata(const char *cp, const char *data, int port)
 {
     char id_a[64], id_gone[64], *files = log_files(data, "__cluster_metadata-0");
     char *out = dump(cp, "--cluster-metadata-decoder", files);
@@ -185,6 +213,7 @@ static void check_metadata(const char *cp, const char *data)
     TL_ASSERT_EQ(LINES(out, "\"type\":\"PARTITION_RECORD\"", id_a, "\"partitionId\":1,"), 1);
     TL_ASSERT_EQ(LINES(out, "\"type\":\"PARTITION_RECORD\"", id_gone), 1);
     TL_ASSERT_EQ(LINES(out, "\"type\":\"REMOVE_TOPIC_RECORD\"", id_gone), 1);
+    check_registration(out, port);
     tl_log("__cluster_metadata-0: %d records decoded", LINES(out, "payload: {\"type\":"));
     free(out);
     free(files);
@@ -237,7 +266,7 @@ int main(void)
 
     char data[600];
     snprintf(data, sizeof(data), "%s/data", b.dir);
-    check_metadata(cp, data);
+    check_metadata(cp, data, b.port);
     check_offsets(cp, data, group);
     free(dir);
     return tl_done();

@@ -1,0 +1,200 @@
+/* The controller's broker logic, as Kafka 4.4's ClusterControlManager,
+ * BrokerHeartbeatManager and the broker half of ReplicationControlManager
+ * decide it: registrations (BrokerRegistration), heartbeats
+ * (BrokerHeartbeat: sessions, fencing and unfencing, controlled
+ * shutdown), UnregisterBroker, the partition changes that follow (a
+ * fenced or departing broker leaves the ISR and leadership of its
+ * partitions; an unfenced one may lead the partitions without a leader)
+ * and replica placement (bkr_place.c).
+ *
+ * Pure: requests and now_ms ticks come in, metadata records and answers
+ * go out; the metadata image is read, never written (the caller commits
+ * the records and applies them to the image before the next call). No
+ * sockets, no clocks, so a simulation can drive it. The request structs
+ * hold no wire types: an API handler fills them from a decoded
+ * BrokerRegistration / BrokerHeartbeat / UnregisterBroker request.
+ *
+ * The offset a registration is written at is the broker's epoch, so the
+ * caller says where the next record will land (next_offset). */
+#ifndef STRAND_CLUSTER_BKR_H
+#define STRAND_CLUSTER_BKR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cluster/meta_image.h"
+#include "cluster/meta_rec.h"
+#include "util/arena.h"
+
+/* The records one decision writes, as one batch. Strings and arrays the
+ * records point to are in arena or the request's. */
+typedef struct bkr_out_s {
+    meta_rec_t *v;         /* owned */
+    int n, cap;
+    arena_t arena;
+} bkr_out_t;
+
+void bkr_out_init(bkr_out_t *out);
+/* Drops the records (keeps the memory for the next decision). */
+void bkr_out_reset(bkr_out_t *out);
+void bkr_out_free(bkr_out_t *out);
+/* A new record of type at the end, with the schema's defaults, at the
+ * version given. */
+meta_rec_t *bkr_out_add(bkr_out_t *out, int16_t type, int16_t version);
+
+/* One broker's session, as BrokerHeartbeatManager keeps it: only the
+ * active controller has these (a new one starts them at activation). */
+typedef struct bkr_session_s {
+    int32_t id;
+    int64_t last_contact_ms;
+    int64_t metadata_offset; /* the last one it reported, -1 */
+    int64_t shutdown_offset; /* where its controlled shutdown records
+                                ended, -1 when not shutting down */
+} bkr_session_t;
+
+typedef struct bkr_ctl_s {
+    char cluster_id[64];
+    int64_t session_timeout_ms; /* broker.session.timeout.ms */
+    bkr_session_t *sessions;    /* owned, sorted by id */
+    int nsessions;
+} bkr_ctl_t;
+
+/* cluster_id is copied (NUL-terminated, at most 63 bytes). */
+void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout_ms);
+void bkr_ctl_free(bkr_ctl_t *bc);
+/* Becoming the active controller: every registered broker gets a fresh
+ * session from now, as Kafka's ClusterControlManager.activate. */
+void bkr_ctl_activate(bkr_ctl_t *bc, const meta_image_t *img, int64_t now_ms);
+
+/* ---- registration (bkr_reg.c) ---- */
+
+typedef struct bkr_listener_s {
+    meta_str_t name, host;
+    uint16_t port;
+    int16_t security_protocol;
+} bkr_listener_t;
+
+typedef struct bkr_feature_s {
+    meta_str_t name;
+    int16_t min, max;
+} bkr_feature_t;
+
+typedef struct bkr_register_req_s {
+    int32_t broker_id;
+    meta_str_t cluster_id;
+    uint8_t incarnation[16];
+    const bkr_listener_t *listeners;
+    int nlisteners;
+    const bkr_feature_t *features;
+    int nfeatures;
+    meta_str_t rack;        /* len -1: none */
+    bool migrating_zk;
+    const uint8_t (*dirs)[16];
+    int ndirs;
+} bkr_register_req_t;
+
+typedef struct bkr_answer_s {
+    int16_t err;            /* 0 or a Kafka error code */
+    char msg[256];          /* Kafka's message for err */
+    int64_t epoch;          /* registration: the broker's new epoch */
+    bool caught_up;         /* heartbeat: isCaughtUp */
+    bool fenced;            /* heartbeat: isFenced */
+    bool in_controlled_shutdown;
+    bool should_shutdown;   /* heartbeat: shouldShutDown */
+} bkr_answer_t;
+
+/* BrokerRegistration: Kafka's checks in its order (cluster id, a live
+ * broker of another incarnation, ZK brokers, log dirs, features), then a
+ * RegisterBrokerRecord (fenced) at next_offset, whose offset is the new
+ * epoch; the session restarts at now_ms. A refusal writes nothing. */
+void bkr_register(bkr_ctl_t *bc, const meta_image_t *img, const bkr_register_req_t *req,
+                  int64_t next_offset, int64_t now_ms, bkr_out_t *out, bkr_answer_t *ans);
+
+/* UnregisterBroker: the broker leaves every ISR and leadership, then an
+ * UnregisterBrokerRecord; BROKER_ID_NOT_REGISTERED when it has no
+ * registration. */
+void bkr_unregister(bkr_ctl_t *bc, const meta_image_t *img, int32_t broker_id, bkr_out_t *out,
+                    bkr_answer_t *ans);
+
+/* ---- heartbeats (bkr_hb.c) ---- */
+
+typedef struct bkr_heartbeat_req_s {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    int64_t current_metadata_offset;
+    bool want_fence;
+    bool want_shutdown;
+} bkr_heartbeat_req_t;
+
+/* BrokerHeartbeat: STALE_BROKER_EPOCH for an unregistered broker or
+ * another epoch; else the broker's next state (fenced, unfenced, in
+ * controlled shutdown, shut down now) and its records, the session
+ * touched at now_ms. next_offset: where the first record will land. */
+void bkr_heartbeat(bkr_ctl_t *bc, const meta_image_t *img, const bkr_heartbeat_req_t *req,
+                   int64_t next_offset, int64_t now_ms, bkr_out_t *out, bkr_answer_t *ans);
+
+/* Fences the unfenced broker whose session expired longest ago (one per
+ * call, as Kafka's maybeFenceOneStaleBroker: the caller commits, then
+ * calls again until it returns -1). Returns its id, or -1 when every
+ * session is valid. */
+int32_t bkr_fence_stale(bkr_ctl_t *bc, const meta_image_t *img, int64_t now_ms,
+                        bkr_out_t *out);
+/* When bkr_fence_stale next has work: the earliest session expiry, or
+ * INT64_MAX. */
+int64_t bkr_next_deadline(const bkr_ctl_t *bc, const meta_image_t *img);
+/* True while the broker has an unexpired session and is not fenced
+ * (Kafka's hasValidSession). */
+bool bkr_session_valid(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
+                       int64_t now_ms);
+
+/* ---- partition changes (bkr_isr.c) ---- */
+
+/* PartitionChangeRecords taking broker id out of the ISR and leadership
+ * of every partition whose ISR holds it; a partition whose ISR would be
+ * empty keeps it in the ISR and gets leader -1 (no eligible leader
+ * replicas). A new leader is the first replica, in replica order, that
+ * is in the new ISR and active. */
+void bkr_isr_remove(const meta_image_t *img, int32_t id, bkr_out_t *out);
+/* PartitionChangeRecords electing a leader for each partition without
+ * one whose ISR holds broker id (being unfenced) or another active
+ * broker. */
+void bkr_isr_elect_with(const meta_image_t *img, int32_t id, bkr_out_t *out);
+/* True when broker id leads a partition. */
+bool bkr_isr_leads_any(const meta_image_t *img, int32_t id);
+
+/* ---- replica placement (bkr_place.c) ---- */
+
+/* A broker replicas may be placed on: registered and not in controlled
+ * shutdown (a fenced one may hold followers, never a first replica). */
+typedef struct bkr_usable_s {
+    int32_t id;
+    const char *rack;       /* NULL: none */
+    bool fenced;
+} bkr_usable_t;
+
+/* Kafka's StripedReplicaPlacer: nparts partitions of rf replicas each
+ * into assign (nparts * rf ids, partition-major); the first replica of
+ * each is unfenced, replicas go to distinct brokers, striped over the
+ * racks so that each partition spans as many racks as it can and
+ * leaders and followers spread evenly. seed drives the shuffles
+ * (Kafka's Random). Returns 0, or INVALID_REPLICATION_FACTOR with
+ * Kafka's message in msg. */
+int16_t bkr_place(const bkr_usable_t *brokers, int nbrokers, int32_t nparts, int16_t rf,
+                  uint64_t seed, int32_t *assign, char *msg, size_t msglen);
+/* The usable brokers of img into *out (malloc'd, the caller frees;
+ * racks point into img). Returns the count. */
+int bkr_usable(const meta_image_t *img, bkr_usable_t **out);
+
+/* Checks one partition's explicit assignment as Kafka does: non-empty,
+ * every broker registered, none twice, rf replicas when rf > 0. Returns
+ * 0 or INVALID_REPLICA_ASSIGNMENT with Kafka's message. */
+int16_t bkr_check_assignment(const meta_image_t *img, const int32_t *replicas, int n, int rf,
+                             char *msg, size_t msglen);
+/* The ISR of an explicitly assigned new partition: its active replicas,
+ * into isr (room for n). Returns their count; 0 means
+ * INVALID_REPLICA_ASSIGNMENT, and msg holds Kafka's message for
+ * partition part. */
+int bkr_assignment_isr(const meta_image_t *img, const int32_t *replicas, int n, int32_t part,
+                       int32_t *isr, char *msg, size_t msglen);
+
+#endif
