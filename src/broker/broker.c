@@ -531,7 +531,9 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     if (broker_listen(b) < 0)
         return -1;
     broker_advertise(b);
-    if (broker_register(b) == 0)
+    /* A voter of a quorum of others registers nothing here: a broker
+     * registers with the quorum's active controller. */
+    if (!broker_quorum_wanted(&b->node.cfg) && broker_register(b) == 0)
         broker_every(b, broker_heartbeat_interval(b), broker_job_heartbeat);
     broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
     broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);

@@ -197,7 +197,9 @@ int main(void)
     int f = leader % N + 1;
     TL_ASSERT(find_leader(c, -1, 10, &v) == leader, "leader moved");
     tl_node_pause(tl_cluster_node(c, f));
-    usleep(300000);
+    /* past the longest a fetch sent before the pause can wait at the
+     * leader (its 500 ms long poll) */
+    usleep(1000000);
     find_leader(c, -1, 10, &v);
     usleep(1200000);
     find_leader(c, -1, 10, &w);
