@@ -63,8 +63,17 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
 
 static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leader)
 {
-    (void)ctx;
+    broker_t *b = ctx;
     lg_info("metadata quorum: %s in epoch %d (leader %d)", raft_role_name(role), epoch, leader);
+    if (b->node.raft)
+        meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
+}
+
+static void broker_quorum_commit(void *ctx, int64_t hw)
+{
+    broker_t *b = ctx;
+    if (b->node.raft)
+        meta_log_committed(ctl_meta(b->node.ctl), hw, net_now_wall_ms());
 }
 
 int broker_quorum_start(broker_t *b)
@@ -72,7 +81,7 @@ int broker_quorum_start(broker_t *b)
     const broker_config_t *cfg = &b->node.cfg;
     raft_net_peer_t peers[RAFT_MAX_VOTERS];
     raft_node_config_t nc;
-    raft_node_hooks_t hooks = {b, NULL, broker_quorum_role};
+    raft_node_hooks_t hooks = {b, broker_quorum_commit, broker_quorum_role};
     char err[512];
     int np = 0;
 
@@ -102,6 +111,9 @@ int broker_quorum_start(broker_t *b)
         lg_error("cannot start the metadata quorum: %s", err);
         return -1;
     }
+    ctl_use_raft(b->node.ctl, b->node.raft);
+    /* what the core did while the node was made (its first role) */
+    meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
     lg_info("metadata quorum: node %d, one of %d voters", cfg->node_id, nc.raft.nvoters);
     return 0;
 }
@@ -124,6 +136,7 @@ void broker_quorum_stop(broker_t *b)
     }
     raft_net_free(b->raft_net); /* calls back what is in flight */
     b->raft_net = NULL;
+    ctl_use_raft(b->node.ctl, NULL);
     raft_node_free(b->node.raft);
     b->node.raft = NULL;
 }

@@ -246,7 +246,9 @@ static void ctl_committed(void *udata, int16_t err)
     if (err) {
         op->err = err;
         snprintf(op->msg, sizeof(op->msg), "%s",
-                 ctl_offline(ctl) ? CTL_OFFLINE_MSG : "Cannot write the metadata log");
+                 err == KERR_NOT_CONTROLLER ? CTL_NOT_CONTROLLER_MSG
+                 : ctl_offline(ctl)         ? CTL_OFFLINE_MSG
+                                            : "Cannot write the metadata log");
     } else if (op->kind == CTL_ALTER_BROKER_CONFIGS)
         ctl_defaults_refresh(ctl);
     ctl_finish(ctl, op);
@@ -256,6 +258,13 @@ static void ctl_committed(void *udata, int16_t err)
 static void ctl_start(ctl_t *ctl, ctl_op_t *op)
 {
     ctl_batch_t b = {0};
+    if (ctl->quorum && !meta_log_active(ctl->meta)) {
+        /* only the active controller decides (Kafka's NOT_CONTROLLER) */
+        op->err = KERR_NOT_CONTROLLER;
+        snprintf(op->msg, sizeof(op->msg), "%s", CTL_NOT_CONTROLLER_MSG);
+        ctl_finish(ctl, op);
+        return;
+    }
     op->err = ctl_plan(ctl, op, &b);
     if (!op->err && b.n > 0 && ctl_offline(ctl)) {
         op->err = KERR_KAFKA_STORAGE_ERROR;
@@ -286,14 +295,7 @@ void ctl_submit(ctl_t *ctl, ctl_op_t *op)
     op->err = KERR_NONE;
     op->msg[0] = '\0';
     memset(op->created_id, 0, 16);
-    if (ctl->quorum) {
-        op->err = KERR_NOT_CONTROLLER;
-        snprintf(op->msg, sizeof(op->msg), "%s",
-                 "The metadata quorum elects and replicates, but this build does not yet commit "
-                 "changes through it.");
-        op->done(op);
-        return;
-    }
+
     if (ctl->tail)
         ctl->tail->next = op;
     else

@@ -69,6 +69,15 @@ int ctl_offline(const ctl_t *ctl);
     "The metadata log is offline after a disk failure: topics and configs cannot change until "  \
     "the broker is restarted."
 
+/* The words of Kafka's NOT_CONTROLLER. */
+#define CTL_NOT_CONTROLLER_MSG "This is not the correct controller for this cluster."
+
+/* On a quorum (ctl_config_t.quorum): the Raft node the metadata log
+ * commits through. Once this node is the active controller it takes
+ * changes, and on a new cluster's log first writes the bootstrap records
+ * (metadata.version). */
+void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft);
+
 /* A config change: value NULL deletes the key (back to the default). */
 typedef struct ctl_kv_s {
     const char *key;
@@ -87,6 +96,8 @@ enum ctl_kind {
                                  dynamic configs, or with replace the whole
                                  set (ctl_configs.c) */
     CTL_UPDATE_FEATURES,  /* features[0..nfeatures): finalized levels */
+    CTL_BOOTSTRAP,        /* the controller's own: a new quorum's first
+                             records (metadata.version) */
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
 };

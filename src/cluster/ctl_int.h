@@ -96,6 +96,7 @@ int ctl_dir_cordoned(const ctl_t *ctl, int i);
 int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op);
 /* The records of CTL_NODE_HEARTBEAT (ctl_brokers.c). */
 int16_t ctl_plan_node_heartbeat(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* Start-up and shutdown of the broker part (ctl_brokers.c). */
 void ctl_brokers_init(ctl_t *ctl, const ctl_config_t *cfg);
 void ctl_brokers_free(ctl_t *ctl);

@@ -15,7 +15,9 @@
 static int ctl_usable(ctl_t *ctl, bkr_usable_t **u)
 {
     int n = bkr_usable(&ctl->meta->img, u);
-    if (ctl->meta->img.nbrokers == 0) {
+    /* A single node places on itself before its registration; a quorum's
+     * controllers place only on the brokers registered with it. */
+    if (ctl->meta->img.nbrokers == 0 && !ctl->quorum) {
         (*u)[0] = (bkr_usable_t){ctl->node_id, ctl->rack, false};
         n = 1;
     }
@@ -49,7 +51,7 @@ int16_t ctl_assignment(ctl_t *ctl, ctl_op_t *op, int32_t from, int rf_now, int32
     *assign = xcalloc((size_t)op->nassign * (size_t)(*rf > 0 ? *rf : 1) + 1, sizeof(int32_t));
     for (int32_t i = 0; !err && i < op->nassign; i++) {
         int n = op->assign_n[i];
-        if (img->nbrokers == 0) /* before the registration: this node alone */
+        if (img->nbrokers == 0 && !ctl->quorum) /* before the registration: this node alone */
             err = n == 1 && op->assign[i][0] == ctl->node_id ? KERR_NONE
                                                               : KERR_INVALID_REPLICA_ASSIGNMENT;
         else

@@ -258,7 +258,10 @@ meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int quorum, int *fres
     ml->log = log_mgr_create(logs, META_LOG_TOPIC, 0, meta_log_topic_id, &cfg, now_ms);
     if (!ml->log)
         goto err;
-    n = meta_log_load_snapshot(ml, &rp) < 0 ? -1 : meta_log_load(ml, &rp);
+    /* A quorum's log past its snapshot may hold what was never committed:
+     * it is applied as the Raft high watermark passes it
+     * (meta_log_quorum.c). */
+    n = meta_log_load_snapshot(ml, &rp) < 0 ? -1 : quorum ? 0 : meta_log_load(ml, &rp);
     if (n < 0) {
         lg_error("metadata log %s: cannot replay: %s", log_dir(ml->log), strerror(errno));
         goto err;
@@ -275,6 +278,11 @@ meta_log_t *meta_log_open(log_mgr_t *logs, int64_t now_ms, int quorum, int *fres
     /* A quorum's epochs are its leaders' (cluster/raft.h), never bumped here. */
     if (!quorum && log_epoch_assign(ml->log, ml->epoch, log_end_offset(ml->log)) < 0)
         lg_warn("metadata log: cannot write leader-epoch-checkpoint: %s", strerror(errno));
+    ml->quorum = quorum;
+    if (quorum) {
+        ml->last_applied = rp.from - 1;
+        return ml;
+    }
     log_set_high_watermark(ml->log, log_end_offset(ml->log));
     ml->last_applied = log_end_offset(ml->log) - 1;
     lg_info("metadata log: replayed %d records up to offset %lld, epoch %d", n,
@@ -303,8 +311,8 @@ static void meta_log_applied_now(void *arg)
     (void)arg;
 }
 
-static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms,
-                           void (*applied)(void *arg), void *arg)
+void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms,
+                    void (*applied)(void *arg), void *arg)
 {
     log_batch_iter_t *it = log_batch_iter_new(batch, len);
     meta_rec_t *recs = NULL;
@@ -329,10 +337,19 @@ static void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int
             n++;
     }
     log_batch_iter_free(it);
-    /* One commit at a time: the batch is the log's last. */
-    log_set_high_watermark(ml->log, log_end_offset(ml->log));
-    ml->last_applied = log_end_offset(ml->log) - 1;
-    ml->last_epoch = ml->epoch;
+    if (ml->quorum) {
+        /* the batch's own offsets; the Raft node keeps the high watermark */
+        log_batch_hdr_t h;
+        if (log_batch_hdr_parse(batch, len, &h) == 0) {
+            ml->last_applied = h.base_offset + h.last_offset_delta;
+            ml->last_epoch = h.leader_epoch;
+        }
+    } else {
+        /* One commit at a time: the batch is the log's last. */
+        log_set_high_watermark(ml->log, log_end_offset(ml->log));
+        ml->last_applied = log_end_offset(ml->log) - 1;
+        ml->last_epoch = ml->epoch;
+    }
     ml->last_ts = now_ms;
     ml->snap_bytes += (int64_t)len;
     meta_log_snap_check(ml, now_ms);
@@ -457,6 +474,10 @@ void meta_log_attach(meta_log_t *ml, net_loop_t *loop, net_pool_t *pool)
 void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
                      meta_commit_fn *cb, void *udata)
 {
+    if (ml->quorum) {
+        meta_log_quorum_submit(ml, recs, n, now_ms, cb, udata);
+        return;
+    }
     meta_commit_t *mc = xcalloc(1, sizeof(*mc));
     int16_t kerr = meta_log_append(ml, recs, n, now_ms, &mc->batch, &mc->base);
 

@@ -72,6 +72,16 @@ typedef struct meta_log_s {
     int64_t snap_ms;          /* when the latest was taken, or the log opened */
     struct meta_snap_job_s *snap_job; /* the snapshot being written */
     uint64_t snap_timer;      /* net_timer_id_t of the interval check, or 0 */
+    /* A Raft quorum's log (meta_log_quorum.c). */
+    int quorum;
+    struct raft_node_s *raft;         /* proposes and commits, once set */
+    struct meta_wait_s *waits, **waits_tail; /* submits waiting to commit */
+    int64_t commit_hw;                /* the Raft high watermark */
+    int applying;                     /* a committed batch is being applied */
+    int pumping;                      /* in the apply loop */
+    void (*on_active)(void *arg);     /* this node became the active controller */
+    void *on_active_arg;
+    int active;
 } meta_log_t;
 
 /* The metadata log's end offset and high watermark (DescribeQuorum). */
@@ -110,6 +120,34 @@ void meta_log_attach(meta_log_t *ml, struct net_loop_s *loop, struct net_pool_s 
 typedef void meta_commit_fn(void *udata, int16_t err);
 void meta_log_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
                      meta_commit_fn *cb, void *udata);
+
+/* ---- a Raft quorum's log (meta_log_quorum.c) ----
+ *
+ * On a quorum the log is the Raft node's: the image holds what is
+ * committed (the latest snapshot, then the batches below the high
+ * watermark, applied in order as it passes them: to the image, then told
+ * to the listener, as on a single node). A submit is proposed as one
+ * batch on the leader and answered once that batch is applied; on a node
+ * that is not the active controller it is refused (NOT_CONTROLLER), and
+ * so are those waiting when the leadership is lost. The active
+ * controller is the leader once it has applied everything before its
+ * epoch. */
+
+/* The Raft node that proposes and commits (NULL: none). */
+void meta_log_use_raft(meta_log_t *ml, struct raft_node_s *raft, void (*on_active)(void *arg),
+                       void *arg);
+/* The Raft high watermark moved to hw: apply what is committed. */
+void meta_log_committed(meta_log_t *ml, int64_t hw, int64_t now_ms);
+/* The Raft role changed: a lost leadership fails what waits. */
+void meta_log_role(meta_log_t *ml, int64_t now_ms);
+/* 1 when this node is the active controller. */
+int meta_log_active(const meta_log_t *ml);
+void meta_log_quorum_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
+                            meta_commit_fn *cb, void *udata);
+/* Applies one committed batch (meta_log.c): its records to the image, then
+ * the listener; applied(arg) once the listener is done. */
+void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms,
+                    void (*applied)(void *arg), void *arg);
 
 /* ---- snapshots (meta_log_snap.c) ---- */
 

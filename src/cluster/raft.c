@@ -444,6 +444,11 @@ int64_t raft_log_end(const raft_t *raft)
     return raft->end;
 }
 
+int64_t raft_epoch_start(const raft_t *raft)
+{
+    return raft->role == RAFT_LEADER ? raft->epoch_start : -1;
+}
+
 int raft_voters(const raft_t *raft, const int32_t **ids)
 {
     *ids = raft->cfg.voters;

@@ -194,6 +194,10 @@ int32_t raft_leader(const raft_t *raft);
 int32_t raft_voted(const raft_t *raft);
 int64_t raft_hw(const raft_t *raft);
 int64_t raft_log_end(const raft_t *raft);
+/* On the leader: the offset of its epoch's first record (the
+ * LeaderChangeMessage); everything before it is committed once the high
+ * watermark passes it. -1 when not the leader. */
+int64_t raft_epoch_start(const raft_t *raft);
 int raft_is_voter(const raft_t *raft, int32_t id);
 /* The leader's view of a replica (voter or observer): its fetched end
  * offset and when it last fetched (-1: unknown). Returns 0, or -1 when

@@ -14,6 +14,12 @@
  *     sees its log end reach the high watermark;
  *   - a SIGSTOPped follower stops fetching (its last fetch time stands
  *     still at the leader) and fetches again after SIGCONT;
+ *   - changes commit through the quorum: a cluster-wide broker config set
+ *     on the leader (IncrementalAlterConfigs) is described by every
+ *     controller; set on another controller it is refused with
+ *     NOT_CONTROLLER; after the failover the new leader takes changes and
+ *     the restarted node has them; CreateTopics with no broker registered
+ *     is INVALID_REPLICATION_FACTOR;
  *   - every node exits cleanly on SIGTERM.
  * With KAFKA_REF=1 the same runs against three Apache Kafka 4.4
  * controllers. */
@@ -139,6 +145,106 @@ static void check_describe_cluster(tl_cluster *c, int leader)
     arena_reset(&arena);
 }
 
+/* log.retention.ms of the cluster-wide broker default set on node: the
+ * resource's error code. */
+static int16_t alter_default(tl_node *node, const char *value)
+{
+    proto_incremental_alter_configs_req_t req;
+    proto_incremental_alter_configs_req_alter_configs_resource_t res;
+    proto_incremental_alter_configs_req_alterable_config_t kv;
+    proto_incremental_alter_configs_resp_t resp;
+    int fd = tl_connect(node->controller, 2000);
+    TL_ASSERT(fd >= 0, "connect to node %d", node->id);
+    proto_incremental_alter_configs_req_init(&req);
+    proto_incremental_alter_configs_req_alter_configs_resource_init(&res);
+    proto_incremental_alter_configs_req_alterable_config_init(&kv);
+    kv.name = tl_wire_str("log.retention.ms");
+    kv.config_operation = 0;
+    kv.value = tl_wire_str(value);
+    res.resource_type = 4;
+    res.resource_name = tl_wire_str("");
+    res.configs.n = 1;
+    res.configs.v = &kv;
+    req.resources.n = 1;
+    req.resources.v = &res;
+    TL_WIRE_CALL(fd, &arena, incremental_alter_configs, 44, 1, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.responses.n, 1);
+    int16_t err = resp.responses.v[0].error_code;
+    arena_reset(&arena);
+    return err;
+}
+
+/* The cluster-wide log.retention.ms as node describes it ("" if unset). */
+static void describe_default(tl_node *node, char *out, size_t cap)
+{
+    proto_describe_configs_req_t req;
+    proto_describe_configs_req_describe_configs_resource_t res;
+    proto_describe_configs_resp_t resp;
+    proto_str_t key = tl_wire_str("log.retention.ms");
+    int fd = tl_connect(node->controller, 2000);
+    TL_ASSERT(fd >= 0, "connect to node %d", node->id);
+    proto_describe_configs_req_init(&req);
+    proto_describe_configs_req_describe_configs_resource_init(&res);
+    res.resource_type = 4;
+    res.resource_name = tl_wire_str("");
+    res.configuration_keys.n = 1;
+    res.configuration_keys.v = &key;
+    req.resources.n = 1;
+    req.resources.v = &res;
+    TL_WIRE_CALL(fd, &arena, describe_configs, 32, 4, &req, &resp);
+    close(fd);
+    out[0] = '\0';
+    if (resp.results.n == 1 && resp.results.v[0].configs.n == 1) {
+        proto_str_t v = resp.results.v[0].configs.v[0].value;
+        snprintf(out, cap, "%.*s", v.len > 0 ? (int)v.len : 0, v.len > 0 ? v.p : "");
+    }
+    arena_reset(&arena);
+}
+
+/* Every running controller describes log.retention.ms = want, within 10 s. */
+static void wait_default(tl_cluster *c, const char *want)
+{
+    char got[64] = "";
+    for (int id = 1; id <= N; id++) {
+        tl_node *node = tl_cluster_node(c, id);
+        double until = tl_now() + 10;
+        if (!tl_node_running(node) || node->paused)
+            continue;
+        while (tl_now() < until) {
+            describe_default(node, got, sizeof(got));
+            if (!strcmp(got, want))
+                break;
+            usleep(50000);
+        }
+        TL_ASSERT(!strcmp(got, want), "node %d: log.retention.ms '%s', want '%s'", id, got, want);
+    }
+}
+
+/* CreateTopics on the leader: no broker is registered with this quorum. */
+static void check_create_without_brokers(tl_node *node)
+{
+    proto_create_topics_req_t req;
+    proto_create_topics_req_creatable_topic_t t;
+    proto_create_topics_resp_t resp;
+    int fd = tl_connect(node->controller, 2000);
+    TL_ASSERT(fd >= 0, "connect");
+    proto_create_topics_req_init(&req);
+    proto_create_topics_req_creatable_topic_init(&t);
+    t.name = tl_wire_str("no-brokers");
+    t.num_partitions = 1;
+    t.replication_factor = 1;
+    req.topics.n = 1;
+    req.topics.v = &t;
+    req.timeout_ms = 10000;
+    TL_WIRE_CALL(fd, &arena, create_topics, 19, 7, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.topics.n, 1);
+    TL_ASSERT(resp.topics.v[0].error_code == KERR_INVALID_REPLICATION_FACTOR,
+              "CreateTopics without brokers: error %d", resp.topics.v[0].error_code);
+    arena_reset(&arena);
+}
+
 /* Waits until the leader sees voter id's log end at its high watermark. */
 static void wait_caught_up(tl_cluster *c, int id, double timeout_s)
 {
@@ -174,6 +280,11 @@ int main(void)
     check_leader_view(&v);
     check_follower_answer(c, leader);
     check_describe_cluster(c, leader);
+    TL_ASSERT_EQ(alter_default(tl_cluster_node(c, leader % N + 1), "1111111"),
+                 KERR_NOT_CONTROLLER);
+    TL_ASSERT_EQ(alter_default(tl_cluster_node(c, leader), "2222222"), 0);
+    wait_default(c, "2222222");
+    check_create_without_brokers(tl_cluster_node(c, leader));
 
     /* kill -9 of the leader */
     int32_t old_epoch = v.epoch;
@@ -187,10 +298,18 @@ int main(void)
            (tl_now() - t0) * 1000, old);
     TL_ASSERT(v.hw >= old_hw, "high watermark went back: %lld < %lld", (long long)v.hw,
               (long long)old_hw);
+    /* the new leader is the active controller once it has applied its
+     * predecessors' records: it may refuse for a moment */
+    int16_t aerr = KERR_NOT_CONTROLLER;
+    for (int i = 0; i < 100 && aerr == KERR_NOT_CONTROLLER; i++, usleep(50000))
+        aerr = alter_default(tl_cluster_node(c, leader), "3333333");
+    TL_ASSERT_EQ(aerr, 0);
+    wait_default(c, "3333333");
 
     /* it comes back and catches up */
     tl_node_restart(tl_cluster_node(c, old));
     wait_caught_up(c, old, 30);
+    wait_default(c, "3333333");
     tl_log("node %d restarted and caught up", old);
 
     /* a paused follower stops fetching */
