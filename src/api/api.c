@@ -30,6 +30,8 @@ static const api_entry_t api_core_entries[] = {
     {52, 0, 2, 0, api_raft, API_L_QUORUM},
     {53, 0, 1, 0, api_raft, API_L_QUORUM},
     {54, 0, 1, 0, api_raft, API_L_QUORUM},
+    {62, 0, 4, 0, api_broker_registration, API_L_QUORUM},
+    {63, 0, 2, 0, api_broker_heartbeat, API_L_QUORUM},
     {60, 0, 2, 0, api_describe_cluster, API_L_BOTH},
 };
 

@@ -132,5 +132,9 @@ void api_init_producer_id(api_req_t *req);
 /* api_raft.c: Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch of the
  * metadata log, for the Raft node. */
 void api_raft(api_req_t *req);
+/* api_broker_reg.c: a broker's registration and heartbeats, on a quorum's
+ * controller listener. */
+void api_broker_registration(api_req_t *req);
+void api_broker_heartbeat(api_req_t *req);
 
 #endif

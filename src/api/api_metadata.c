@@ -49,10 +49,29 @@ static void api_md_fill_part(proto_metadata_resp_metadata_response_partition_t *
     p->offline_replicas.v = self;
 }
 
+/* A partition of a quorum's cluster as its controller decided it: the
+ * leader, epoch, replicas and ISR of the image (no leader:
+ * LEADER_NOT_AVAILABLE, as Kafka). */
+static void api_md_fill_image_part(proto_metadata_resp_metadata_response_partition_t *p,
+                                   const mi_part_t *mp)
+{
+    p->leader_id = mp->leader;
+    p->leader_epoch = mp->leader_epoch;
+    p->replica_nodes.n = mp->nreplicas;
+    p->replica_nodes.v = mp->replicas;
+    p->isr_nodes.n = mp->nisr;
+    p->isr_nodes.v = mp->isr;
+    p->offline_replicas.n = 0;
+    if (mp->leader < 0)
+        p->error_code = KERR_LEADER_NOT_AVAILABLE;
+}
+
 static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_response_topic_t *t,
                               topic_t *topic, int with_ops)
 {
     int32_t *self = api_md_self(req);
+    const mi_topic_t *mt = req->b->raft ? meta_image_topic_by_id(ctl_image(req->b->ctl), topic->id)
+                                        : NULL;
     if (with_ops)
         t->topic_authorized_operations = API_TOPIC_AUTHORIZED_OPS;
     t->name.p = topic->name;
@@ -64,7 +83,10 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     for (int32_t i = 0; i < topic->nparts; i++) {
         proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
         t->partitions.v[i].partition_index = i;
-        api_md_fill_part(&t->partitions.v[i], topic->parts[i], part_creating(topic, i), self);
+        if (mt && i < mt->nparts && mt->parts[i].present)
+            api_md_fill_image_part(&t->partitions.v[i], &mt->parts[i]);
+        else
+            api_md_fill_part(&t->partitions.v[i], topic->parts[i], part_creating(topic, i), self);
     }
 }
 

@@ -32,6 +32,7 @@ typedef struct broker_s {
     int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
     struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
+    struct broker_life_s *life;  /* a quorum's broker: registration (broker_life.c) */
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's

@@ -302,16 +302,13 @@ int broker_config_check_shape(const broker_config_t *cfg)
                            "list the voters in controller.quorum.voters");
     if (!cfg->role_broker)
         return 0; /* a voter of a static quorum (broker/broker_quorum.c) */
-    if (!cfg->role_controller)
-        return bcfg_refuse(cfg, "process.roles=broker: a broker-only node needs a controller "
-                           "quorum elsewhere, which Strand cannot join yet; run one node that is "
-                           "both (process.roles=broker,controller)");
-    if (cfg->quorum.nvoters > 1)
-        return bcfg_refuse(cfg, "controller.quorum.voters: a quorum of several controllers (%s) is "
-                           "not supported yet for a node that is also a broker; run the "
-                           "controllers as process.roles=controller, or list this node, %d, "
-                           "alone", ids, cfg->node_id);
-    return 0;
+    if (!cfg->role_controller && cfg->quorum.nvoters == 0)
+        return bcfg_refuse(cfg, "process.roles=broker with controller.quorum.bootstrap.servers: "
+                           "a broker-only node needs a controller quorum elsewhere, which Strand "
+                           "cannot join yet in a dynamic quorum; list the voters in "
+                           "controller.quorum.voters");
+    (void)ids;
+    return 0; /* a node of a static quorum (broker/broker_quorum.c) */
 }
 
 int bcfg_check_rules(broker_config_t *cfg)

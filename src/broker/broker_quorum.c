@@ -15,10 +15,13 @@
 #include "util/logging.h"
 
 /* Whether this node runs a Raft quorum with others: a controller of a
- * static quorum of more than one voter, or a controller-only node. */
+ * static quorum of more than one voter, a controller-only node, or a
+ * broker-only node of a static quorum (an observer). */
 int broker_quorum_wanted(const broker_config_t *cfg)
 {
-    return cfg->role_controller && (cfg->quorum.nvoters > 1 || !cfg->role_broker);
+    if (!cfg->role_controller)
+        return cfg->quorum.nvoters > 0; /* a broker follows the quorum as an observer */
+    return cfg->quorum.nvoters > 1 || !cfg->role_broker;
 }
 
 static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)

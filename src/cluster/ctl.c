@@ -180,6 +180,7 @@ void ctl_free(ctl_t *ctl)
         op->done(op);
     }
     ctl->tail = NULL;
+    ctl_quorum_stop(ctl);
     ctl_pid_serve_shutdown(ctl);
     ctl_brokers_free(ctl);
     meta_log_free(ctl->meta);

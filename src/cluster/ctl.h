@@ -98,6 +98,9 @@ enum ctl_kind {
     CTL_UPDATE_FEATURES,  /* features[0..nfeatures): finalized levels */
     CTL_BOOTSTRAP,        /* the controller's own: a new quorum's first
                              records (metadata.version) */
+    CTL_BROKER_REGISTER,  /* a broker's BrokerRegistration (broker_req) */
+    CTL_BROKER_HEARTBEAT, /* a broker's BrokerHeartbeat (broker_req) */
+    CTL_FENCE_STALE,      /* the controller's own: fence an expired session */
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
 };
@@ -142,6 +145,10 @@ struct ctl_op_s {
     int replace;
     int validate_only;       /* check only, commit nothing */
     int64_t now_ms;
+    const void *broker_req;  /* CTL_BROKER_REGISTER: a bkr_register_req_t,
+                                CTL_BROKER_HEARTBEAT: a bkr_heartbeat_req_t
+                                (cluster/bkr.h) */
+    void *broker_ans;        /* both: the bkr_answer_t to fill */
     void (*done)(ctl_op_t *op);
     void *udata;
     /* out */

@@ -36,6 +36,9 @@ struct ctl_s {
     int64_t node_epoch;
     ctl_op_t hb;          /* this node's heartbeat */
     int hb_busy;          /* hb is queued or committing */
+    uint64_t fence_timer; /* a quorum's active controller: the session check */
+    ctl_op_t fence_op;    /* CTL_FENCE_STALE, while fence_busy */
+    int fence_busy;
 };
 
 /* The records of one change. Strings and arrays they point to are the
@@ -97,6 +100,9 @@ int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op);
 /* The records of CTL_NODE_HEARTBEAT (ctl_brokers.c). */
 int16_t ctl_plan_node_heartbeat(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* Stops the session check (ctl_quorum.c). */
+void ctl_quorum_stop(ctl_t *ctl);
 /* Start-up and shutdown of the broker part (ctl_brokers.c). */
 void ctl_brokers_init(ctl_t *ctl, const ctl_config_t *cfg);
 void ctl_brokers_free(ctl_t *ctl);

@@ -4,11 +4,13 @@
  * producer id blocks, the topic defaults) and, on a new cluster's empty
  * log, writes the bootstrap records first, as a Kafka controller writes
  * those of its bootstrap metadata on its first activation. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster/ctl_int.h"
 #include "net/net_loop.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -21,11 +23,74 @@ static void ctl_boot_done(ctl_op_t *op)
     free(op);
 }
 
+/* ---- brokers' sessions on the active controller ---- */
+
+static void ctl_fence_done(ctl_op_t *op)
+{
+    ctl_t *ctl = op->udata;
+    ctl->fence_busy = 0;
+}
+
+/* Fences the expired sessions, one per commit, as Kafka's controller
+ * does from its periodic task. */
+static void ctl_fence_tick(net_loop_t *loop, void *arg)
+{
+    ctl_t *ctl = arg;
+    int64_t now = net_now_wall_ms();
+    ctl->fence_timer = net_timer_add(loop, 250, ctl_fence_tick, ctl);
+    if (ctl->fence_busy || !meta_log_active(ctl->meta) ||
+        now < bkr_next_deadline(&ctl->bkr, &ctl->meta->img))
+        return;
+    memset(&ctl->fence_op, 0, sizeof(ctl->fence_op));
+    ctl->fence_op.kind = CTL_FENCE_STALE;
+    ctl->fence_op.nassign = -1;
+    ctl->fence_op.now_ms = now;
+    ctl->fence_op.done = ctl_fence_done;
+    ctl->fence_op.udata = ctl;
+    ctl->fence_busy = 1;
+    ctl_submit(ctl, &ctl->fence_op);
+}
+
+void ctl_quorum_stop(ctl_t *ctl)
+{
+    if (ctl->fence_timer && ctl->meta && ctl->meta->loop)
+        net_timer_cancel(ctl->meta->loop, ctl->fence_timer);
+    ctl->fence_timer = 0;
+}
+
+/* A remote broker's registration or heartbeat, or the session check:
+ * the decision (bkr.h) at the offset the batch will land at. */
+int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
+{
+    bkr_answer_t scratch, *ans = op->broker_ans ? op->broker_ans : &scratch;
+    int64_t next = meta_log_next_offset(ctl->meta);
+    memset(ans, 0, sizeof(*ans));
+    bkr_out_reset(&ctl->bout);
+    if (op->kind == CTL_BROKER_REGISTER)
+        bkr_register(&ctl->bkr, &ctl->meta->img, op->broker_req, next, op->now_ms, &ctl->bout, ans);
+    else if (op->kind == CTL_BROKER_HEARTBEAT)
+        bkr_heartbeat(&ctl->bkr, &ctl->meta->img, op->broker_req, next, op->now_ms, &ctl->bout,
+                      ans);
+    else if (bkr_fence_stale(&ctl->bkr, &ctl->meta->img, op->now_ms, &ctl->bout) >= 0)
+        lg_info("metadata quorum: a broker's session expired: fenced");
+    if (ans->err) {
+        snprintf(op->msg, sizeof(op->msg), "%s", ans->msg);
+        return ans->err;
+    }
+    /* encoded at submit, while bout still holds what the records name */
+    for (int i = 0; i < ctl->bout.n; i++)
+        *ctl_batch_add(b, ctl->bout.v[i].type) = ctl->bout.v[i];
+    return KERR_NONE;
+}
+
 static void ctl_on_active(void *arg)
 {
     ctl_t *ctl = arg;
     ctl_pid_load(ctl);
     ctl_defaults_refresh(ctl);
+    bkr_ctl_activate(&ctl->bkr, &ctl->meta->img, net_now_wall_ms());
+    if (!ctl->fence_timer && ctl->meta->loop)
+        ctl->fence_timer = net_timer_add(ctl->meta->loop, 250, ctl_fence_tick, ctl);
     if (meta_image_feature(&ctl->meta->img, "metadata.version") > 0)
         return;
     ctl_op_t *op = xcalloc(1, sizeof(*op));
@@ -37,6 +102,8 @@ static void ctl_on_active(void *arg)
 
 void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft)
 {
+    if (!raft)
+        ctl_quorum_stop(ctl);
     meta_log_use_raft(ctl->meta, raft, ctl_on_active, ctl);
 }
 

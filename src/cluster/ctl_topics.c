@@ -466,6 +466,9 @@ int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     case CTL_UPDATE_FEATURES: return ctl_plan_features(ctl, op, b);
     case CTL_NODE_HEARTBEAT: return ctl_plan_node_heartbeat(ctl, op, b);
     case CTL_BOOTSTRAP: return ctl_plan_bootstrap(ctl, op, b);
+    case CTL_BROKER_REGISTER:
+    case CTL_BROKER_HEARTBEAT:
+    case CTL_FENCE_STALE: return ctl_plan_remote_broker(ctl, op, b);
     default: return ctl_fail(op, KERR_INVALID_REQUEST, "Unknown metadata change");
     }
 }

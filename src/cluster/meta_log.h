@@ -142,6 +142,9 @@ void meta_log_committed(meta_log_t *ml, int64_t hw, int64_t now_ms);
 void meta_log_role(meta_log_t *ml, int64_t now_ms);
 /* 1 when this node is the active controller. */
 int meta_log_active(const meta_log_t *ml);
+/* Where the next committed batch will start: on a quorum the Raft log's
+ * end, else the log's. */
+int64_t meta_log_next_offset(const meta_log_t *ml);
 void meta_log_quorum_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
                             meta_commit_fn *cb, void *udata);
 /* Applies one committed batch (meta_log.c): its records to the image, then

@@ -28,6 +28,13 @@ typedef struct mlq_apply_s {
 } mlq_apply_t;
 
 static void mlq_pump(meta_log_t *ml);
+int64_t meta_log_next_offset(const meta_log_t *ml)
+{
+    if (ml->raft)
+        return raft_log_end(raft_node_core(ml->raft));
+    return meta_log_end_offset(ml);
+}
+
 static void mlq_fail_all(meta_log_t *ml, int16_t err);
 
 void meta_log_use_raft(meta_log_t *ml, struct raft_node_s *raft, void (*on_active)(void *arg),

@@ -1,0 +1,132 @@
+/* BrokerRegistration (62) and BrokerHeartbeat (63) on a quorum's
+ * controller listener: a broker's registration and its heartbeats, decided
+ * by the controller's broker logic (cluster/bkr.h) as a controller change
+ * (ctl_submit), and answered once its records are committed. A node that
+ * is not the active controller answers NOT_CONTROLLER, as Kafka's; the
+ * broker then asks the leader it learns from the quorum. */
+#include <string.h>
+
+#include "api/api_admin.h"
+#include "cluster/bkr.h"
+#include "cluster/ctl.h"
+#include "util/kerr.h"
+
+typedef struct api_breg_s {
+    api_admin_wait_t w;
+    ctl_op_t op;
+    bkr_register_req_t reg;
+    bkr_heartbeat_req_t hb;
+    bkr_answer_t ans;
+} api_breg_t;
+
+static void api_breg_done(ctl_op_t *op)
+{
+    api_admin_wait_done(&((api_breg_t *)op->udata)->w);
+}
+
+static int16_t api_breg_err(const api_breg_t *r)
+{
+    return r->op.err ? r->op.err : r->ans.err;
+}
+
+static void api_breg_answer(api_admin_wait_t *w)
+{
+    api_breg_t *r = (api_breg_t *)w;
+    proto_broker_registration_resp_t resp;
+    proto_broker_registration_resp_init(&resp);
+    resp.error_code = api_breg_err(r);
+    resp.broker_epoch = resp.error_code ? -1 : r->ans.epoch;
+    API_REPLY(w->req, broker_registration, &resp);
+}
+
+static void api_bhb_answer(api_admin_wait_t *w)
+{
+    api_breg_t *r = (api_breg_t *)w;
+    proto_broker_heartbeat_resp_t resp;
+    proto_broker_heartbeat_resp_init(&resp);
+    resp.error_code = api_breg_err(r);
+    if (!resp.error_code) {
+        resp.is_caught_up = r->ans.caught_up;
+        resp.is_fenced = r->ans.fenced;
+        resp.should_shut_down = r->ans.should_shutdown;
+    }
+    API_REPLY(w->req, broker_heartbeat, &resp);
+}
+
+static void api_breg_submit(api_req_t *req, api_breg_t *r, int kind, const void *breq)
+{
+    r->op.kind = kind;
+    r->op.nassign = -1;
+    r->op.broker_req = breq;
+    r->op.broker_ans = &r->ans;
+    r->op.done = api_breg_done;
+    r->op.udata = r;
+    api_admin_submit(&r->w, &r->op);
+    api_admin_wait_end(&r->w);
+    (void)req;
+}
+
+/* The request's lists as the decision's (they live in the request's
+ * arena until the answer). */
+static void api_breg_fill(api_req_t *req, const proto_broker_registration_req_t *m,
+                          bkr_register_req_t *reg)
+{
+    bkr_listener_t *ls = arena_calloc(req->arena, (size_t)m->listeners.n + 1, sizeof(*ls));
+    bkr_feature_t *fs = arena_calloc(req->arena, (size_t)m->features.n + 1, sizeof(*fs));
+    for (int32_t i = 0; i < m->listeners.n; i++) {
+        ls[i].name = m->listeners.v[i].name;
+        ls[i].host = m->listeners.v[i].host;
+        ls[i].port = m->listeners.v[i].port;
+        ls[i].security_protocol = m->listeners.v[i].security_protocol;
+    }
+    for (int32_t i = 0; i < m->features.n; i++) {
+        fs[i].name = m->features.v[i].name;
+        fs[i].min = m->features.v[i].min_supported_version;
+        fs[i].max = m->features.v[i].max_supported_version;
+    }
+    reg->broker_id = m->broker_id;
+    reg->cluster_id = m->cluster_id;
+    memcpy(reg->incarnation, m->incarnation_id.b, 16);
+    reg->listeners = ls;
+    reg->nlisteners = m->listeners.n > 0 ? m->listeners.n : 0;
+    reg->features = fs;
+    reg->nfeatures = m->features.n > 0 ? m->features.n : 0;
+    reg->rack = m->rack;
+    reg->migrating_zk = m->is_migrating_zk_broker;
+    reg->dirs = (const uint8_t(*)[16])m->log_dirs.v;
+    reg->ndirs = m->log_dirs.n > 0 ? m->log_dirs.n : 0;
+}
+
+void api_broker_registration(api_req_t *req)
+{
+    proto_broker_registration_req_t m;
+    api_breg_t *r = arena_calloc(req->arena, 1, sizeof(*r));
+    proto_broker_registration_req_init(&m);
+    if (proto_broker_registration_req_decode(&m, req->hdr.api_version, req->body, req->body_len,
+                                             req->arena) < 0) {
+        api_close(req, "malformed BrokerRegistration request");
+        return;
+    }
+    api_admin_wait_init(&r->w, req, api_breg_answer);
+    api_breg_fill(req, &m, &r->reg);
+    api_breg_submit(req, r, CTL_BROKER_REGISTER, &r->reg);
+}
+
+void api_broker_heartbeat(api_req_t *req)
+{
+    proto_broker_heartbeat_req_t m;
+    api_breg_t *r = arena_calloc(req->arena, 1, sizeof(*r));
+    proto_broker_heartbeat_req_init(&m);
+    if (proto_broker_heartbeat_req_decode(&m, req->hdr.api_version, req->body, req->body_len,
+                                          req->arena) < 0) {
+        api_close(req, "malformed BrokerHeartbeat request");
+        return;
+    }
+    api_admin_wait_init(&r->w, req, api_bhb_answer);
+    r->hb.broker_id = m.broker_id;
+    r->hb.broker_epoch = m.broker_epoch;
+    r->hb.current_metadata_offset = m.current_metadata_offset;
+    r->hb.want_fence = m.want_fence;
+    r->hb.want_shutdown = m.want_shut_down;
+    api_breg_submit(req, r, CTL_BROKER_HEARTBEAT, &r->hb);
+}

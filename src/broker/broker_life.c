@@ -1,0 +1,245 @@
+/* A broker of a quorum of controllers: its life with the active
+ * controller, as Kafka's BrokerLifecycleManager leads it. It registers
+ * (BrokerRegistration: its advertised listeners, the features it
+ * supports, its rack and log dir ids, a new incarnation id each start)
+ * with the quorum's leader, then heartbeats every
+ * broker.heartbeat.interval.ms with the metadata offset it has applied;
+ * the controller unfences it once it has caught up to its registration,
+ * and fences it when the heartbeats stop for broker.session.timeout.ms.
+ * NOT_CONTROLLER or a lost connection: it asks again, of the leader the
+ * quorum names by then; a stale epoch (its registration was replaced):
+ * it registers again. */
+#include "broker/broker_life.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/ctl.h"
+#include "cluster/raft_node.h"
+#include "net/net_out.h"
+#include "proto/proto.h"
+#include "util/kerr.h"
+#include "util/logging.h"
+#include "util/mem.h"
+#include "util/uuid.h"
+
+#define BLIFE_RETRY_MS 200
+
+typedef struct broker_life_s broker_life_t;
+
+struct broker_life_s {
+    broker_t *b;
+    net_out_t **outs;      /* one per voter, as cfg.quorum.voters */
+    int nouts;
+    uint8_t incarnation[16];
+    int64_t epoch;         /* -1 until registered */
+    int fenced;
+    int in_flight;
+    int stopping;          /* the calls back of net_out_free arm nothing */
+    net_timer_id_t timer;
+};
+
+static void blife_arm(broker_life_t *l, int64_t ms);
+
+static net_out_t *blife_leader_out(broker_life_t *l)
+{
+    int32_t leader = raft_leader(raft_node_core(l->b->node.raft));
+    for (int i = 0; i < l->b->node.cfg.quorum.nvoters && i < l->nouts; i++)
+        if (l->b->node.cfg.quorum.voters[i].id == leader)
+            return l->outs[i];
+    return NULL;
+}
+
+static void blife_on_reg(net_out_t *out, const net_out_resp_t *resp, void *arg)
+{
+    broker_life_t *l = arg;
+    proto_broker_registration_resp_t r;
+    arena_t arena;
+    (void)out;
+    l->in_flight = 0;
+    arena_init(&arena, 512);
+    proto_broker_registration_resp_init(&r);
+    if (resp->err || proto_broker_registration_resp_decode(&r, resp->api_version, resp->body,
+                                                           resp->len, &arena) < 0) {
+        blife_arm(l, BLIFE_RETRY_MS);
+    } else if (r.error_code) {
+        if (r.error_code != KERR_NOT_CONTROLLER)
+            lg_warn("broker registration refused: %s", kerr_name(r.error_code));
+        blife_arm(l, r.error_code == KERR_NOT_CONTROLLER ? BLIFE_RETRY_MS : 1000);
+    } else {
+        l->epoch = r.broker_epoch;
+        l->fenced = 1;
+        lg_info("registered as broker %d with the quorum, epoch %lld", l->b->node.cfg.node_id,
+                (long long)l->epoch);
+        blife_arm(l, 0);
+    }
+    arena_destroy(&arena);
+}
+
+static void blife_on_hb(net_out_t *out, const net_out_resp_t *resp, void *arg)
+{
+    broker_life_t *l = arg;
+    proto_broker_heartbeat_resp_t r;
+    arena_t arena;
+    (void)out;
+    l->in_flight = 0;
+    arena_init(&arena, 512);
+    proto_broker_heartbeat_resp_init(&r);
+    int64_t next = l->b->node.cfg.quorum.heartbeat_interval_ms;
+    if (resp->err || proto_broker_heartbeat_resp_decode(&r, resp->api_version, resp->body,
+                                                        resp->len, &arena) < 0) {
+        next = BLIFE_RETRY_MS;
+    } else if (r.error_code == KERR_STALE_BROKER_EPOCH) {
+        lg_warn("broker %d: its registration is gone; registering again", l->b->node.cfg.node_id);
+        l->epoch = -1;
+        next = 0;
+    } else if (r.error_code) {
+        next = BLIFE_RETRY_MS;
+    } else if (r.is_fenced != l->fenced) {
+        l->fenced = r.is_fenced;
+        lg_info("broker %d is %s", l->b->node.cfg.node_id, r.is_fenced ? "fenced" : "unfenced");
+    }
+    arena_destroy(&arena);
+    blife_arm(l, next);
+}
+
+static void blife_register(broker_life_t *l, net_out_t *out)
+{
+    broker_t *b = l->b;
+    const broker_config_t *cfg = &b->node.cfg;
+    proto_broker_registration_req_t r;
+    buf_t body;
+    int nf, nl = 0, nd = log_mgr_ndirs(b->logs);
+    const ctl_feature_t *f = ctl_features(&nf);
+    const bcfg_listener_t *ls = cfg->nadvertised ? cfg->advertised : cfg->listeners;
+    int n = cfg->nadvertised ? cfg->nadvertised : cfg->nlisteners;
+    proto_broker_registration_req_listener_t *lv = xcalloc((size_t)n + 1, sizeof(*lv));
+    proto_broker_registration_req_feature_t *fv = xcalloc((size_t)nf + 1, sizeof(*fv));
+    proto_uuid_t *dirs = xcalloc((size_t)nd + 1, sizeof(*dirs));
+
+    proto_broker_registration_req_init(&r);
+    r.broker_id = cfg->node_id;
+    r.cluster_id = (proto_str_t){b->node.cluster_id, (int32_t)strlen(b->node.cluster_id)};
+    memcpy(r.incarnation_id.b, l->incarnation, 16);
+    for (int i = 0; i < n; i++) {
+        if (ls[i].controller)
+            continue;
+        const char *host = *ls[i].host ? ls[i].host : b->hostname;
+        lv[nl].name = (proto_str_t){ls[i].name, (int32_t)strlen(ls[i].name)};
+        lv[nl].host = (proto_str_t){host, (int32_t)strlen(host)};
+        lv[nl].port = (uint16_t)(ls[i].port ? ls[i].port : b->node.adv_port);
+        lv[nl].security_protocol = 0; /* PLAINTEXT: the only one served */
+        nl++;
+    }
+    for (int i = 0; i < nf; i++) {
+        fv[i].name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
+        fv[i].min_supported_version = f[i].min_level;
+        fv[i].max_supported_version = f[i].max_level;
+    }
+    for (int i = 0; i < nd; i++)
+        log_mgr_dir_id(b->logs, i, dirs[i].b);
+    r.listeners.n = nl;
+    r.listeners.v = lv;
+    r.features.n = nf;
+    r.features.v = fv;
+    r.rack = cfg->quorum.rack ? (proto_str_t){cfg->quorum.rack, (int32_t)strlen(cfg->quorum.rack)}
+                              : PROTO_STR_NULL;
+    r.log_dirs.n = nd;
+    r.log_dirs.v = dirs;
+    buf_init(&body);
+    proto_broker_registration_req_encode(&r, 4, &body);
+    free(lv);
+    free(fv);
+    free(dirs);
+    if (net_out_send(out, PROTO_API_BROKER_REGISTRATION, 4, &body, 0, blife_on_reg, l) == 0)
+        l->in_flight = 1;
+    else
+        buf_free(&body);
+}
+
+static void blife_heartbeat(broker_life_t *l, net_out_t *out)
+{
+    proto_broker_heartbeat_req_t r;
+    buf_t body;
+    proto_broker_heartbeat_req_init(&r);
+    r.broker_id = l->b->node.cfg.node_id;
+    r.broker_epoch = l->epoch;
+    r.current_metadata_offset = ctl_meta(l->b->node.ctl)->last_applied;
+    buf_init(&body);
+    proto_broker_heartbeat_req_encode(&r, 2, &body);
+    if (net_out_send(out, PROTO_API_BROKER_HEARTBEAT, 2, &body, 0, blife_on_hb, l) == 0)
+        l->in_flight = 1;
+    else
+        buf_free(&body);
+}
+
+static void blife_tick(net_loop_t *loop, void *arg)
+{
+    broker_life_t *l = arg;
+    (void)loop;
+    l->timer = 0;
+    if (l->in_flight)
+        return;
+    net_out_t *out = blife_leader_out(l);
+    if (!out) {
+        blife_arm(l, BLIFE_RETRY_MS); /* no leader known yet */
+        return;
+    }
+    if (l->epoch < 0)
+        blife_register(l, out);
+    else
+        blife_heartbeat(l, out);
+    if (!l->in_flight)
+        blife_arm(l, BLIFE_RETRY_MS);
+}
+
+static void blife_arm(broker_life_t *l, int64_t ms)
+{
+    if (l->stopping)
+        return;
+    if (l->timer)
+        net_timer_cancel(l->b->node.loop, l->timer);
+    l->timer = net_timer_add(l->b->node.loop, ms, blife_tick, l);
+}
+
+int broker_life_start(broker_t *b)
+{
+    const bcfg_quorum_t *q = &b->node.cfg.quorum;
+    if (!b->node.cfg.role_broker || !b->node.raft)
+        return 0;
+    broker_life_t *l = xcalloc(1, sizeof(*l));
+    l->b = b;
+    l->epoch = -1;
+    uuid_generate(l->incarnation);
+    l->outs = xcalloc((size_t)q->nvoters + 1, sizeof(*l->outs));
+    for (int i = 0; i < q->nvoters; i++) {
+        net_out_config_t oc;
+        net_out_config_init(&oc);
+        oc.host = q->voters[i].host;
+        oc.port = q->voters[i].port;
+        oc.client_id = "broker-lifecycle";
+        oc.request_timeout_ms = q->request_timeout_ms;
+        l->outs[i] = net_out_new(b->node.loop, &oc);
+    }
+    l->nouts = q->nvoters;
+    b->life = l;
+    blife_arm(l, 0);
+    return 0;
+}
+
+void broker_life_stop(broker_t *b)
+{
+    broker_life_t *l = b->life;
+    if (!l)
+        return;
+    l->stopping = 1;
+    if (l->timer)
+        net_timer_cancel(b->node.loop, l->timer);
+    l->timer = 0;
+    for (int i = 0; i < l->nouts; i++)
+        net_out_free(l->outs[i]); /* calls back what is out: in_flight drops */
+    free(l->outs);
+    free(l);
+    b->life = NULL;
+}

@@ -1,0 +1,249 @@
+/* 0712-cluster-brokers: three controller-only nodes and three broker-only
+ * nodes, each its own process: the brokers follow the quorum as
+ * observers, register with the active controller (BrokerRegistration) and
+ * are unfenced once caught up (BrokerHeartbeat; the time is logged);
+ *   - DescribeCluster on any broker lists the three brokers unfenced;
+ *   - CreateTopics (6 partitions, replication factor 3) on the active
+ *     controller: every broker's Metadata has the topic with 6 partitions
+ *     of 3 replicas among the brokers, the leaders spread over all three,
+ *     and each broker has the partition directories of its replicas;
+ *   - a SIGSTOPped broker is fenced within broker.session.timeout.ms (the
+ *     time is logged) and leads no partition any more; after SIGCONT it
+ *     is unfenced again;
+ *   - kill -9 of the active controller: the brokers carry on with the new
+ *     one and stay unfenced;
+ *   - every node exits cleanly on SIGTERM.
+ * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/proto.h"
+#include "testlib/cluster.h"
+#include "testlib/testlib.h"
+#include "testlib/wire.h"
+#include "util/kerr.h"
+
+#define NC 3 /* controllers: ids 1-3 */
+#define NB 3 /* brokers: ids 4-6 */
+#define TOPIC "c0712"
+#define NPART 6
+
+static arena_t arena;
+
+/* Whether each broker is unfenced, as broker `via` describes the cluster
+ * (v2, with the fenced ones); -1 for a broker it does not list. */
+static void fenced_view(tl_node *via, int state[NC + NB + 1])
+{
+    proto_describe_cluster_req_t req;
+    proto_describe_cluster_resp_t resp;
+    for (int i = 0; i <= NC + NB; i++)
+        state[i] = -1;
+    int fd = tl_connect(via->bootstrap, 2000);
+    if (fd < 0)
+        return;
+    proto_describe_cluster_req_init(&req);
+    req.include_fenced_brokers = true;
+    TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 2, &req, &resp);
+    close(fd);
+    for (int i = 0; i < resp.brokers.n; i++) {
+        int32_t id = resp.brokers.v[i].broker_id;
+        if (id > NC && id <= NC + NB)
+            state[id] = resp.brokers.v[i].is_fenced ? 1 : 0;
+    }
+    arena_reset(&arena);
+}
+
+/* Waits until broker id is (fenced) or is not (!fenced) in via's view. */
+static double wait_fenced(tl_node *via, int id, int fenced, double timeout_s)
+{
+    double t0 = tl_now(), until = t0 + timeout_s;
+    int st[NC + NB + 1];
+    while (tl_now() < until) {
+        fenced_view(via, st);
+        if (st[id] == fenced)
+            return tl_now() - t0;
+        usleep(50000);
+    }
+    tl_fail("broker %d not %s within %.0f s (via node %d)", id, fenced ? "fenced" : "unfenced",
+            timeout_s, via->id);
+}
+
+static int active_controller(tl_cluster *c)
+{
+    proto_describe_cluster_req_t req;
+    proto_describe_cluster_resp_t resp;
+    for (int id = 1; id <= NC; id++) {
+        tl_node *n = tl_cluster_node(c, id);
+        if (!tl_node_running(n) || n->paused)
+            continue;
+        int fd = tl_connect(n->controller, 2000);
+        if (fd < 0)
+            continue;
+        proto_describe_cluster_req_init(&req);
+        req.endpoint_type = 2;
+        TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 1, &req, &resp);
+        close(fd);
+        int32_t ctl = resp.controller_id;
+        arena_reset(&arena);
+        if (ctl >= 1 && ctl <= NC)
+            return ctl;
+    }
+    return 0;
+}
+
+static void create_topic(tl_node *ctl)
+{
+    proto_create_topics_req_t req;
+    proto_create_topics_req_creatable_topic_t t;
+    proto_create_topics_resp_t resp;
+    int fd = tl_connect(ctl->controller, 2000);
+    TL_ASSERT(fd >= 0, "connect");
+    proto_create_topics_req_init(&req);
+    proto_create_topics_req_creatable_topic_init(&t);
+    t.name = tl_wire_str(TOPIC);
+    t.num_partitions = NPART;
+    t.replication_factor = 3;
+    req.topics.n = 1;
+    req.topics.v = &t;
+    req.timeout_ms = 10000;
+    TL_WIRE_CALL(fd, &arena, create_topics, 19, 7, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.topics.n, 1);
+    TL_ASSERT(resp.topics.v[0].error_code == 0, "CreateTopics: error %d",
+              resp.topics.v[0].error_code);
+    arena_reset(&arena);
+}
+
+/* The topic's leaders as broker `via` describes them: 1 when it has all
+ * partitions with 3 replicas among the brokers; leaders[p] gets each. */
+static int metadata(tl_node *via, int32_t leaders[NPART])
+{
+    proto_metadata_req_t req;
+    proto_metadata_req_metadata_request_topic_t t;
+    proto_metadata_resp_t resp;
+    int ok = 0;
+    int fd = tl_connect(via->bootstrap, 2000);
+    if (fd < 0)
+        return 0;
+    proto_metadata_req_init(&req);
+    memset(&t, 0, sizeof(t));
+    t.name = tl_wire_str(TOPIC);
+    req.topics.n = 1;
+    req.topics.v = &t;
+    req.allow_auto_topic_creation = false;
+    TL_WIRE_CALL(fd, &arena, metadata, 3, 12, &req, &resp);
+    close(fd);
+    if (resp.topics.n == 1 && resp.topics.v[0].error_code == 0 &&
+        resp.topics.v[0].partitions.n == NPART) {
+        ok = 1;
+        for (int i = 0; i < NPART; i++) {
+            const proto_metadata_resp_metadata_response_partition_t *p =
+                &resp.topics.v[0].partitions.v[i];
+            leaders[p->partition_index] = p->leader_id;
+            if (p->replica_nodes.n != 3)
+                ok = 0;
+            for (int r = 0; r < p->replica_nodes.n; r++)
+                if (p->replica_nodes.v[r] <= NC || p->replica_nodes.v[r] > NC + NB)
+                    ok = 0;
+        }
+    }
+    arena_reset(&arena);
+    return ok;
+}
+
+static int count_dirs(tl_node *node)
+{
+    char path[PATH_MAX + 16];
+    int n = 0;
+    snprintf(path, sizeof(path), "%s/data", node->dir);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, TOPIC "-", strlen(TOPIC) + 1) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void check_topic(tl_cluster *c, int32_t leaders[NPART])
+{
+    int led[NC + NB + 1] = {0};
+    for (int id = NC + 1; id <= NC + NB; id++) {
+        double until = tl_now() + 15;
+        while (!metadata(tl_cluster_node(c, id), leaders) && tl_now() < until)
+            usleep(50000);
+        TL_ASSERT(metadata(tl_cluster_node(c, id), leaders), "broker %d: no topic %s", id, TOPIC);
+    }
+    for (int p = 0; p < NPART; p++)
+        if (leaders[p] > NC && leaders[p] <= NC + NB)
+            led[leaders[p]]++;
+    for (int id = NC + 1; id <= NC + NB; id++) {
+        TL_ASSERT(led[id] == NPART / NB, "broker %d leads %d of %d partitions", id, led[id], NPART);
+        if (!tl_is_kafka()) {
+            double until = tl_now() + 10;
+            while (count_dirs(tl_cluster_node(c, id)) < NPART && tl_now() < until)
+                usleep(50000);
+            TL_ASSERT_EQ(count_dirs(tl_cluster_node(c, id)), NPART);
+        }
+    }
+}
+
+int main(void)
+{
+    int32_t leaders[NPART];
+    tl_init("0712-cluster-brokers");
+    arena_init(&arena, 1 << 16);
+    tl_cluster *c = tl_cluster_new("0712-cluster", TL_QUORUM_SHARED);
+    tl_cluster_add_n(c, NC, TL_ROLE_CONTROLLER, NULL);
+    tl_cluster_add_n(c, NB, TL_ROLE_BROKER, NULL);
+    double t0 = tl_now();
+    tl_cluster_start(c);
+    tl_node *b4 = tl_cluster_node(c, 4);
+    for (int id = NC + 1; id <= NC + NB; id++)
+        wait_fenced(b4, id, 0, 60);
+    tl_log("three brokers registered and unfenced %.0f ms after the start", (tl_now() - t0) * 1000);
+    int ctl = active_controller(c);
+    TL_ASSERT(ctl, "no active controller");
+    create_topic(tl_cluster_node(c, ctl));
+    check_topic(c, leaders);
+
+    /* a paused broker is fenced and loses its leaderships */
+    tl_node_pause(tl_cluster_node(c, 5));
+    double fence_s = wait_fenced(b4, 5, 1, 30);
+    tl_log("broker 5 fenced %.0f ms after SIGSTOP (broker.session.timeout.ms 9000)",
+           fence_s * 1000);
+    double until = tl_now() + 10;
+    int leads = 1;
+    while (leads && tl_now() < until) {
+        leads = 0;
+        if (metadata(b4, leaders))
+            for (int p = 0; p < NPART; p++)
+                leads |= leaders[p] == 5;
+        usleep(50000);
+    }
+    TL_ASSERT(!leads, "fenced broker 5 still leads a partition");
+    tl_node_resume(tl_cluster_node(c, 5));
+    tl_log("broker 5 unfenced %.0f ms after SIGCONT", wait_fenced(b4, 5, 0, 30) * 1000);
+
+    /* the active controller dies: the brokers go on with the next one */
+    tl_node_kill9(tl_cluster_node(c, ctl));
+    until = tl_now() + 30;
+    int next = 0;
+    while (tl_now() < until && (!(next = active_controller(c)) || next == ctl))
+        usleep(100000);
+    TL_ASSERT(next && next != ctl, "no new active controller");
+    usleep(3000000);
+    int st[NC + NB + 1];
+    fenced_view(b4, st);
+    for (int id = NC + 1; id <= NC + NB; id++)
+        TL_ASSERT(st[id] == 0, "broker %d fenced after the controller failover", id);
+    tl_log("controller %d took over from %d; the brokers stayed unfenced", next, ctl);
+    tl_node_restart(tl_cluster_node(c, ctl));
+
+    tl_cluster_stop(c);
+    tl_cluster_free(c);
+    arena_destroy(&arena);
+    return tl_done();
+}
