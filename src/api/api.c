@@ -32,6 +32,7 @@ static const api_entry_t api_core_entries[] = {
     {54, 0, 1, 0, api_raft, API_L_QUORUM},
     {62, 0, 4, 0, api_broker_registration, API_L_QUORUM},
     {63, 0, 2, 0, api_broker_heartbeat, API_L_QUORUM},
+    {58, 0, 0, 0, api_envelope, API_L_QUORUM},
     {60, 0, 2, 0, api_describe_cluster, API_L_BOTH},
 };
 
@@ -86,6 +87,11 @@ static const api_entry_t *api_find(int16_t key)
     return NULL;
 }
 
+const api_entry_t *api_entry_find(int16_t key)
+{
+    return api_find(key);
+}
+
 void api_reply_begin(api_req_t *req, buf_t *out)
 {
     buf_init(out);
@@ -102,7 +108,10 @@ void api_reply_frame(buf_t *out)
 void api_reply_end(api_req_t *req, buf_t *out)
 {
     api_reply_frame(out);
-    net_conn_reply(req->conn, out);
+    if (req->env_reply)
+        req->env_reply(req->env, out);
+    else
+        net_conn_reply(req->conn, out);
 }
 
 void api_close(api_req_t *req, const char *why)
@@ -147,6 +156,10 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     }
     req->body = frame + hdr_len;
     req->body_len = len - hdr_len;
+    if ((req->kind & API_L_BROKER) && api_forwarded(req)) {
+        api_forward(req, frame, len);
+        return;
+    }
 
     /* An API of another kind of listener is unknown here, as in Kafka. */
     const api_entry_t *e = api_find(req->hdr.api_key);

@@ -32,6 +32,13 @@ typedef struct api_node_s {
     int adv_port;                /* first advertised non-controller listener */
     const char *hostname;        /* this machine's, for listeners without a host */
     int stopping;                /* shutting down: no new requests */
+    /* A quorum's broker: sends an Envelope request body to the active
+     * controller (takes body's memory); cb(arg, resp, len) later with
+     * the EnvelopeResponse body, or resp NULL when none came. NULL: the
+     * node decides itself (api_forward.c). */
+    int (*forward)(void *ctx, buf_t *body,
+                   void (*cb)(void *arg, const uint8_t *resp, size_t len), void *arg);
+    void *forward_ctx;
 } api_node_t;
 
 typedef struct api_req_s {
@@ -42,6 +49,10 @@ typedef struct api_req_s {
     size_t body_len;
     arena_t *arena;
     int64_t now_ms; /* wall clock at arrival */
+    /* A request that came in an Envelope: its answer goes to env (with
+     * its size prefix) instead of the connection (api_envelope.c). */
+    void (*env_reply)(void *env, buf_t *out);
+    void *env;
     int kind;       /* enum api_listener: the listener it came in on */
 } api_req_t;
 
@@ -73,6 +84,8 @@ typedef struct api_entry_s {
 
 /* The table, ordered by key; *n gets its length. */
 const api_entry_t *api_table(int *n);
+/* The entry of an API key, or NULL. */
+const api_entry_t *api_entry_find(int16_t key);
 /* Whether e is served on a listener of kind (enum api_listener). */
 int api_entry_served(const api_entry_t *e, int kind);
 
@@ -132,6 +145,12 @@ void api_init_producer_id(api_req_t *req);
 /* api_raft.c: Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch of the
  * metadata log, for the Raft node. */
 void api_raft(api_req_t *req);
+/* api_forward.c: on a quorum's broker, the changes Kafka's brokers
+ * forward to the active controller go there in an Envelope; the
+ * controller's Envelope handler answers them. */
+int api_forwarded(const api_req_t *req);
+void api_forward(api_req_t *req, const uint8_t *frame, size_t len);
+void api_envelope(api_req_t *req);
 /* api_broker_reg.c: a broker's registration and heartbeats, on a quorum's
  * controller listener. */
 void api_broker_registration(api_req_t *req);

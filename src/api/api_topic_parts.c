@@ -20,6 +20,7 @@
 
 #include "api/api_tools.h"
 #include "api/api_util.h"
+#include "cluster/ctl.h"
 #include "util/kerr.h"
 
 #define API_DTP_MAX_PARTITIONS 2000 /* max.request.partition.size.limit */
@@ -104,6 +105,20 @@ static void api_dtp_fill_part(api_req_t *req, api_dtp_part_t *p, const part_t *p
     p->offline_replicas.v = self;
 }
 
+/* A partition of a quorum's cluster as its controller decided it (the
+ * image), as Metadata shows it there. */
+static void api_dtp_fill_image(api_dtp_part_t *p, const mi_part_t *mp)
+{
+    p->leader_id = mp->leader;
+    p->leader_epoch = mp->leader_epoch;
+    p->replica_nodes.n = mp->nreplicas;
+    p->replica_nodes.v = mp->replicas;
+    p->isr_nodes.n = mp->nisr;
+    p->isr_nodes.v = mp->isr;
+    p->eligible_leader_replicas.n = p->last_known_elr.n = 0;
+    p->offline_replicas.n = 0;
+}
+
 /* Partitions [start, start + max) of topic into t; returns the index of
  * the first one left out, or -1 when the topic ended. */
 static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *topic,
@@ -111,6 +126,8 @@ static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *t
 {
     int32_t upper = topic->nparts < start + (int64_t)max ? topic->nparts : start + max;
     int32_t n = upper > start ? upper - start : 0;
+    const mi_topic_t *mt = req->b->raft ? meta_image_topic_by_id(ctl_image(req->b->ctl), topic->id)
+                                        : NULL;
     t->name.p = topic->name;
     t->name.len = (int32_t)topic->name_len;
     memcpy(t->topic_id.b, topic->id, 16);
@@ -122,8 +139,11 @@ static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *t
         proto_describe_topic_partitions_resp_describe_topic_partitions_response_partition_init(
             &t->partitions.v[i]);
         t->partitions.v[i].partition_index = start + i;
-        api_dtp_fill_part(req, &t->partitions.v[i], topic->parts[start + i],
-                          part_creating(topic, start + i));
+        if (mt && start + i < mt->nparts && mt->parts[start + i].present)
+            api_dtp_fill_image(&t->partitions.v[i], &mt->parts[start + i]);
+        else
+            api_dtp_fill_part(req, &t->partitions.v[i], topic->parts[start + i],
+                              part_creating(topic, start + i));
     }
     return upper < topic->nparts ? upper : -1;
 }

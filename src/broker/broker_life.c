@@ -203,6 +203,45 @@ static void blife_arm(broker_life_t *l, int64_t ms)
     l->timer = net_timer_add(l->b->node.loop, ms, blife_tick, l);
 }
 
+/* A forwarded request's Envelope to the active controller (api.h,
+ * api_node_t.forward). */
+typedef struct blife_fwd_s {
+    void (*cb)(void *arg, const uint8_t *resp, size_t len);
+    void *arg;
+} blife_fwd_t;
+
+static void blife_on_fwd(net_out_t *out, const net_out_resp_t *resp, void *arg)
+{
+    blife_fwd_t *f = arg;
+    (void)out;
+    if (resp->err)
+        f->cb(f->arg, NULL, 0);
+    else
+        f->cb(f->arg, resp->body, resp->len);
+    free(f);
+}
+
+static int blife_forward(void *ctx, buf_t *body, void (*cb)(void *arg, const uint8_t *resp, size_t len),
+                         void *arg)
+{
+    broker_life_t *l = ctx;
+    net_out_t *out = l->stopping ? NULL : blife_leader_out(l);
+    blife_fwd_t *f;
+    if (!out) {
+        buf_free(body);
+        return -1;
+    }
+    f = xcalloc(1, sizeof(*f));
+    f->cb = cb;
+    f->arg = arg;
+    if (net_out_send(out, PROTO_API_ENVELOPE, 0, body, 0, blife_on_fwd, f) < 0) {
+        buf_free(body);
+        free(f);
+        return -1;
+    }
+    return 0;
+}
+
 int broker_life_start(broker_t *b)
 {
     const bcfg_quorum_t *q = &b->node.cfg.quorum;
@@ -224,6 +263,8 @@ int broker_life_start(broker_t *b)
     }
     l->nouts = q->nvoters;
     b->life = l;
+    b->node.forward = blife_forward;
+    b->node.forward_ctx = l;
     blife_arm(l, 0);
     return 0;
 }
@@ -234,6 +275,7 @@ void broker_life_stop(broker_t *b)
     if (!l)
         return;
     l->stopping = 1;
+    b->node.forward = NULL;
     if (l->timer)
         net_timer_cancel(b->node.loop, l->timer);
     l->timer = 0;

@@ -7,6 +7,8 @@
  *     controller: every broker's Metadata has the topic with 6 partitions
  *     of 3 replicas among the brokers, the leaders spread over all three,
  *     and each broker has the partition directories of its replicas;
+ *   - CreateTopics on a broker is forwarded to the active controller
+ *     (Envelope) and the topic is in another broker's Metadata;
  *   - a SIGSTOPped broker is fenced within broker.session.timeout.ms (the
  *     time is logged) and leads no partition any more; after SIGCONT it
  *     is unfenced again;
@@ -93,16 +95,17 @@ static int active_controller(tl_cluster *c)
     return 0;
 }
 
-static void create_topic(tl_node *ctl)
+/* CreateTopics at addr (a controller, or a broker that forwards it). */
+static void create_topic(const char *addr, const char *name)
 {
     proto_create_topics_req_t req;
     proto_create_topics_req_creatable_topic_t t;
     proto_create_topics_resp_t resp;
-    int fd = tl_connect(ctl->controller, 2000);
+    int fd = tl_connect(addr, 2000);
     TL_ASSERT(fd >= 0, "connect");
     proto_create_topics_req_init(&req);
     proto_create_topics_req_creatable_topic_init(&t);
-    t.name = tl_wire_str(TOPIC);
+    t.name = tl_wire_str(name);
     t.num_partitions = NPART;
     t.replication_factor = 3;
     req.topics.n = 1;
@@ -111,14 +114,14 @@ static void create_topic(tl_node *ctl)
     TL_WIRE_CALL(fd, &arena, create_topics, 19, 7, &req, &resp);
     close(fd);
     TL_ASSERT_EQ(resp.topics.n, 1);
-    TL_ASSERT(resp.topics.v[0].error_code == 0, "CreateTopics: error %d",
+    TL_ASSERT(resp.topics.v[0].error_code == 0, "CreateTopics %s at %s: error %d", name, addr,
               resp.topics.v[0].error_code);
     arena_reset(&arena);
 }
 
 /* The topic's leaders as broker `via` describes them: 1 when it has all
  * partitions with 3 replicas among the brokers; leaders[p] gets each. */
-static int metadata(tl_node *via, int32_t leaders[NPART])
+static int metadata_of(tl_node *via, const char *name, int32_t leaders[NPART])
 {
     proto_metadata_req_t req;
     proto_metadata_req_metadata_request_topic_t t;
@@ -129,7 +132,7 @@ static int metadata(tl_node *via, int32_t leaders[NPART])
         return 0;
     proto_metadata_req_init(&req);
     memset(&t, 0, sizeof(t));
-    t.name = tl_wire_str(TOPIC);
+    t.name = tl_wire_str(name);
     req.topics.n = 1;
     req.topics.v = &t;
     req.allow_auto_topic_creation = false;
@@ -151,6 +154,11 @@ static int metadata(tl_node *via, int32_t leaders[NPART])
     }
     arena_reset(&arena);
     return ok;
+}
+
+static int metadata(tl_node *via, int32_t leaders[NPART])
+{
+    return metadata_of(via, TOPIC, leaders);
 }
 
 static int count_dirs(tl_node *node)
@@ -206,8 +214,15 @@ int main(void)
     tl_log("three brokers registered and unfenced %.0f ms after the start", (tl_now() - t0) * 1000);
     int ctl = active_controller(c);
     TL_ASSERT(ctl, "no active controller");
-    create_topic(tl_cluster_node(c, ctl));
+    create_topic(tl_cluster_node(c, ctl)->controller, TOPIC);
     check_topic(c, leaders);
+    /* through a broker: forwarded to the active controller in an Envelope */
+    create_topic(tl_cluster_node(c, 5)->bootstrap, TOPIC "-fwd");
+    double until0 = tl_now() + 10;
+    while (!metadata_of(tl_cluster_node(c, 6), TOPIC "-fwd", leaders) && tl_now() < until0)
+        usleep(50000);
+    TL_ASSERT(metadata_of(tl_cluster_node(c, 6), TOPIC "-fwd", leaders),
+              "a topic created through broker 5 is not in broker 6's Metadata");
 
     /* a paused broker is fenced and loses its leaderships */
     tl_node_pause(tl_cluster_node(c, 5));

@@ -1,0 +1,139 @@
+/* Forwarding, as Kafka 4.4's brokers and controllers do it. On a broker
+ * of a quorum, the requests that change the cluster's metadata
+ * (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
+ * IncrementalAlterConfigs, UpdateFeatures) and DescribeQuorum go to the
+ * active controller whole, in an Envelope (the client's request bytes,
+ * its principal, its address); the controller runs the request as if it
+ * came to it and returns the answer in the EnvelopeResponse, which the
+ * broker hands to the client as it is (its header carries the client's
+ * correlation id). A controller that is not the active one answers
+ * NOT_CONTROLLER, or none comes: the broker asks again, of the leader
+ * it knows by then, for up to 5 s; then it closes the client's
+ * connection (logged), as it cannot tell what became of the change. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "util/kerr.h"
+#include "util/logging.h"
+#include "util/mem.h"
+
+#define API_FWD_TRIES 50
+#define API_FWD_RETRY_MS 100
+
+/* Kafka's KafkaPrincipal of an unauthenticated client, as its
+ * DefaultKafkaPrincipalBuilder serializes it: version 0 of
+ * DefaultPrincipalData (flexible): "User", "ANONYMOUS", not token
+ * authenticated, no tags. */
+static const uint8_t api_fwd_principal[] = {0, 0, 5, 'U', 's', 'e', 'r', 10, 'A', 'N', 'O',
+                                            'N', 'Y', 'M', 'O', 'U', 'S', 0, 0};
+
+typedef struct api_fwd_s {
+    api_req_t *req;
+    const uint8_t *frame;
+    size_t len;
+    int tries;
+} api_fwd_t;
+
+int api_forwarded(const api_req_t *req)
+{
+    if (!req->b->forward)
+        return 0;
+    switch (req->hdr.api_key) {
+    case 19: /* CreateTopics */
+    case 20: /* DeleteTopics */
+    case 33: /* AlterConfigs */
+    case 37: /* CreatePartitions */
+    case 44: /* IncrementalAlterConfigs */
+    case 55: /* DescribeQuorum */
+    case 57: /* UpdateFeatures */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void api_fwd_send(api_fwd_t *f);
+
+static void api_fwd_end(api_fwd_t *f)
+{
+    net_conn_t *conn = f->req->conn;
+    free(f);
+    net_conn_release(conn);
+}
+
+static void api_fwd_retry(net_loop_t *loop, void *arg)
+{
+    (void)loop;
+    api_fwd_send(arg);
+}
+
+static void api_fwd_again(api_fwd_t *f, const char *why)
+{
+    if (++f->tries >= API_FWD_TRIES) {
+        api_close(f->req, why);
+        api_fwd_end(f);
+        return;
+    }
+    net_timer_add(f->req->b->loop, API_FWD_RETRY_MS, api_fwd_retry, f);
+}
+
+/* The controller's answer, framed for the client as it came. */
+static void api_fwd_done(void *arg, const uint8_t *resp, size_t len)
+{
+    api_fwd_t *f = arg;
+    proto_envelope_resp_t r;
+    arena_t arena;
+    if (f->req->conn->closing) {
+        api_fwd_end(f);
+        return;
+    }
+    if (!resp) {
+        api_fwd_again(f, "the active controller cannot be reached");
+        return;
+    }
+    arena_init(&arena, 256);
+    proto_envelope_resp_init(&r);
+    if (proto_envelope_resp_decode(&r, 0, resp, len, &arena) < 0 || r.error_code ||
+        r.response_data.len <= 0) {
+        arena_destroy(&arena);
+        api_fwd_again(f, "the controller did not take the forwarded request");
+        return;
+    }
+    buf_t out;
+    buf_init(&out);
+    buf_put_i32(&out, r.response_data.len);
+    buf_put(&out, r.response_data.p, (size_t)r.response_data.len);
+    arena_destroy(&arena);
+    net_conn_reply(f->req->conn, &out);
+    api_fwd_end(f);
+}
+
+static void api_fwd_send(api_fwd_t *f)
+{
+    proto_envelope_req_t r;
+    static const uint8_t host[4] = {127, 0, 0, 1};
+    buf_t body;
+    if (f->req->conn->closing) {
+        api_fwd_end(f);
+        return;
+    }
+    proto_envelope_req_init(&r);
+    r.request_data = (proto_bytes_t){f->frame, (int32_t)f->len};
+    r.request_principal = (proto_bytes_t){api_fwd_principal, (int32_t)sizeof(api_fwd_principal)};
+    r.client_host_address = (proto_bytes_t){host, 4};
+    buf_init(&body);
+    proto_envelope_req_encode(&r, 0, &body);
+    if (f->req->b->forward(f->req->b->forward_ctx, &body, api_fwd_done, f) < 0)
+        api_fwd_again(f, "no active controller known");
+}
+
+void api_forward(api_req_t *req, const uint8_t *frame, size_t len)
+{
+    api_fwd_t *f = xcalloc(1, sizeof(*f));
+    f->req = req;
+    f->frame = frame;
+    f->len = len;
+    net_conn_hold(req->conn);
+    api_fwd_send(f);
+}
