@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster/ctl.h"
 #include "cluster/raft_net.h"
@@ -72,6 +73,13 @@ static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leade
         meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
 }
 
+/* As Kafka halts on a failed metadata log dir. */
+static void broker_quorum_fatal(void *ctx)
+{
+    (void)ctx;
+    _exit(1);
+}
+
 static void broker_quorum_commit(void *ctx, int64_t hw)
 {
     broker_t *b = ctx;
@@ -84,7 +92,7 @@ int broker_quorum_start(broker_t *b)
     const broker_config_t *cfg = &b->node.cfg;
     raft_net_peer_t peers[RAFT_MAX_VOTERS];
     raft_node_config_t nc;
-    raft_node_hooks_t hooks = {b, broker_quorum_commit, broker_quorum_role};
+    raft_node_hooks_t hooks = {b, broker_quorum_commit, broker_quorum_role, broker_quorum_fatal};
     char err[512];
     int np = 0;
 

@@ -90,7 +90,9 @@ void raft_msg_reply(const raft_t *raft, const raft_msg_t *req, raft_msg_t *resp,
     resp->type = type;
     resp->dst = req->src;
     resp->epoch = raft->epoch;
-    resp->leader_id = raft->leader;
+    /* a leader that has stepped down no longer names itself */
+    resp->leader_id = raft->role == RAFT_LEADER || raft->leader != raft->cfg.node_id ? raft->leader
+                                                                                  : -1;
     resp->div_end = -1;
     resp->snap_end = -1;
     resp->snap_epoch = -1;
@@ -101,6 +103,8 @@ void raft_set_state(raft_t *raft, int32_t epoch, int32_t leader, int32_t voted)
 {
     if (epoch == raft->epoch && leader == raft->leader && voted == raft->voted)
         return;
+    if (epoch != raft->epoch)
+        raft->leader_contact_ms = -1; /* that leader was another epoch's */
     raft->epoch = epoch;
     raft->leader = leader;
     raft->voted = voted;
@@ -120,7 +124,10 @@ static void arm_election(raft_t *raft, int64_t now_ms)
 /* Enters role at the current epoch. The timers of the role start. */
 void raft_become(raft_t *raft, int role, int64_t now_ms)
 {
+    int was_leader = raft->role == RAFT_LEADER;
     raft->role = role;
+    if (was_leader && role != RAFT_LEADER)
+        raft_fail_parked(raft);
     raft->granted = raft->rejected = 0;
     raft->prevote_sent = 0;
     switch (role) {
@@ -230,6 +237,9 @@ raft_t *raft_new(const raft_config_t *cfg, const raft_disk_t *disk,
 
 void raft_free(raft_t *raft)
 {
+    if (!raft)
+        return;
+    free(raft->epochs);
     free(raft);
 }
 

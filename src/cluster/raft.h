@@ -29,7 +29,6 @@
 
 #define RAFT_MAX_VOTERS 16
 #define RAFT_MAX_OBSERVERS 64
-#define RAFT_MAX_EPOCHS 256  /* epochs remembered; older ones merge */
 #define RAFT_MAX_OUT 256     /* outputs waiting to be polled */
 
 enum raft_role {
@@ -84,7 +83,8 @@ typedef struct raft_msg_s {
     int64_t fetch_offset;
     int32_t last_fetched_epoch;
     int32_t max_wait_ms;
-    /* Fetch response */
+    /* Fetch response; in a request (v18), the fetcher's high watermark
+     * (INT64_MAX: not said) */
     int64_t hw;
     int64_t log_start;
     int32_t div_epoch;      /* diverging: the leader's end of div_epoch */

@@ -3,6 +3,7 @@
  * metadata log). They answer the two questions of KRaft's log checks: a
  * candidate's last epoch (is its log as up to date as ours?) and where a
  * fetcher's last epoch ends in our log (has it diverged?). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cluster/raft_int.h"
@@ -15,18 +16,19 @@ int32_t raft_last_epoch(const raft_t *raft)
 }
 
 /* Records of epoch from offset base on; a newer epoch than the last
- * starts a new entry. When the table is full the oldest entry goes: a
- * fetcher whose last epoch is older than every one we know is told to
- * truncate to the start of the oldest we know, more than it needs, never
- * less. (A snapshot normally trims the table long before.) */
+ * starts a new entry. Every epoch of the log is kept (as Kafka's
+ * leader-epoch cache keeps them): forgetting one would send a follower
+ * whose last epoch it was back further than it diverged, below the high
+ * watermark. A snapshot trims the ones before it. */
 void raft_epoch_append(raft_t *raft, int32_t epoch, int64_t base)
 {
     if (raft->nepochs > 0 && raft->epochs[raft->nepochs - 1].epoch >= epoch)
         return;
-    if (raft->nepochs == RAFT_MAX_EPOCHS) {
-        memmove(&raft->epochs[0], &raft->epochs[1],
-                (RAFT_MAX_EPOCHS - 1) * sizeof(raft->epochs[0]));
-        raft->nepochs--;
+    if (raft->nepochs == raft->capepochs) {
+        raft->capepochs = raft->capepochs ? 2 * raft->capepochs : 16;
+        raft->epochs = realloc(raft->epochs, (size_t)raft->capepochs * sizeof(raft->epochs[0]));
+        if (!raft->epochs)
+            abort(); /* a few bytes per election */
     }
     raft->epochs[raft->nepochs].epoch = epoch;
     raft->epochs[raft->nepochs].base = base;

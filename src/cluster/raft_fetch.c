@@ -164,7 +164,9 @@ void raft_on_fetch_req(raft_t *raft, const raft_msg_t *req, int64_t now_ms)
     }
     track(raft, p, req, now_ms);
     raft_update_hw(raft, now_ms);
-    if (req->fetch_offset < raft->end || req->max_wait_ms <= 0) {
+    /* nothing new to send, but a high watermark the fetcher lacks (this
+     * fetch may just have moved it): answered now, not after the wait */
+    if (req->fetch_offset < raft->end || req->max_wait_ms <= 0 || raft->hw > req->hw) {
         p->parked = 0;
         answer_fetch(raft, req);
         return;
@@ -186,6 +188,28 @@ void raft_wake_parked(raft_t *raft, int64_t now_ms, int all)
             continue;
         p->parked = 0;
         answer_fetch(raft, &p->park);
+    }
+}
+
+/* A leader stepping down answers the fetches waiting at it, as Kafka
+ * fails its fetch purgatory: they learn the new epoch and leader now, not
+ * after their request timeout (and a connection waiting for the answer
+ * carries nothing else meanwhile). */
+void raft_fail_parked(raft_t *raft)
+{
+    for (int i = 0; i < raft->npeers; i++) {
+        raft_peer_t *p = &raft->peers[i];
+        raft_msg_t resp;
+        if (!p->parked)
+            continue;
+        p->parked = 0;
+        raft_msg_reply(raft, &p->park, &resp, RAFT_FETCH_RESP);
+        resp.err = p->park.epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH
+                                               : KERR_NOT_LEADER_OR_FOLLOWER;
+        resp.fetch_offset = p->park.fetch_offset;
+        resp.last_fetched_epoch = p->park.last_fetched_epoch;
+        resp.hw = raft->hw;
+        raft_send(raft, &resp, 0);
     }
 }
 
@@ -219,7 +243,7 @@ void raft_update_hw(raft_t *raft, int64_t now_ms)
  * none asks any bootstrap server. */
 int raft_fetches_leader(const raft_t *raft)
 {
-    if (raft->leader < 0)
+    if (raft->leader < 0 || raft->leader == raft->cfg.node_id)
         return 0;
     return raft->role == RAFT_FOLLOWER || raft->role == RAFT_PROSPECTIVE;
 }
@@ -233,6 +257,7 @@ static void send_fetch(raft_t *raft, int64_t now_ms)
     req.epoch = raft->epoch;
     req.fetch_offset = raft->end;
     req.last_fetched_epoch = raft_last_epoch(raft);
+    req.hw = raft->hw;
     req.max_wait_ms = raft->cfg.fetch_max_wait_ms;
     raft_send(raft, &req, 0);
     raft->fetch_inflight = 1;

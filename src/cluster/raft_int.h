@@ -33,8 +33,8 @@ struct raft_s {
     int64_t log_start;
     int32_t snap_epoch;
     int64_t end, durable, hw;
-    raft_batch_t epochs[RAFT_MAX_EPOCHS]; /* base: each epoch's first offset */
-    int nepochs;
+    raft_batch_t *epochs;  /* owned; base: each epoch's first offset */
+    int nepochs, capepochs;
 
     /* timers */
     int64_t election_at;   /* unattached, prospective, candidate, resigned */
@@ -98,6 +98,7 @@ void raft_leader_tick(raft_t *raft, int64_t now_ms);
 void raft_leader_start(raft_t *raft, int64_t now_ms);
 void raft_update_hw(raft_t *raft, int64_t now_ms);
 void raft_wake_parked(raft_t *raft, int64_t now_ms, int all);
+void raft_fail_parked(raft_t *raft);
 raft_peer_t *raft_peer(raft_t *raft, int32_t id, int create);
 int raft_fetches_leader(const raft_t *raft);
 

@@ -56,6 +56,9 @@ typedef struct raft_node_hooks_s {
     void (*on_commit)(void *ctx, int64_t hw);
     /* The role, epoch or leader changed. */
     void (*on_role)(void *ctx, int role, int32_t epoch, int32_t leader);
+    /* The metadata log failed (an append, truncation or flush): the node
+     * cannot go on. Should not return (the node aborts if it does). */
+    void (*on_fatal)(void *ctx);
 } raft_node_hooks_t;
 
 typedef struct raft_node_config_s {

@@ -42,6 +42,17 @@ struct rn_state_job_s {
 
 static void rn_run_ops(raft_node_t *node);
 
+/* The metadata log failed under the core, which has moved on as if the
+ * write were done: the node cannot go on (its log and the core disagree),
+ * so it stops, as Kafka halts on a failed metadata log dir. */
+void rn_fatal(raft_node_t *node, const char *what, const char *why)
+{
+    lg_error("metadata quorum: %s (%s): %s; stopping", what, log_dir(node->log), why);
+    if (node->hooks.on_fatal)
+        node->hooks.on_fatal(node->hooks.ctx);
+    abort();
+}
+
 /* ---- what is on disk at start-up ---- */
 
 /* The log's epochs, oldest first, from its leader-epoch cache: each
@@ -178,7 +189,7 @@ static void rn_flush_done(net_job_t *job)
     }
     node->flush = NULL;
     if (log_sync_end(node->log, &f->sync, rn_now()) < 0)
-        lg_error("metadata quorum: flush of %s failed: %s", log_dir(node->log), strerror(errno));
+        rn_fatal(node, "flushing the metadata log failed", strerror(errno));
     else if (f->gen == node->trunc_gen)
         raft_flushed(node->raft, f->sync.target, rn_now());
     free(f);
@@ -193,8 +204,8 @@ static void rn_flush_kick(raft_node_t *node)
         return;
     rn_flush_t *f = xcalloc(1, sizeof(*f));
     if (log_sync_begin(node->log, 0, &f->sync) < 0) {
-        lg_error("metadata quorum: cannot flush %s: %s", log_dir(node->log), strerror(errno));
         free(f);
+        rn_fatal(node, "flushing the metadata log failed", strerror(errno));
         return;
     }
     f->job.work = rn_flush_work;
@@ -259,9 +270,7 @@ static int rn_op_run(raft_node_t *node, rn_op_t *op)
         if (node->flush)
             return 1;
         if (log_truncate_to(node->log, op->offset) < 0)
-            lg_error("metadata quorum: truncating %s to %lld failed: %s", log_dir(node->log),
-                     (long long)op->offset, strerror(errno));
-        node->trunc_gen++;
+            rn_fatal(node, "truncating the metadata log failed", strerror(errno));
         return 0;
     }
     int16_t kerr;
@@ -272,7 +281,7 @@ static int rn_op_run(raft_node_t *node, rn_op_t *op)
         kerr = log_append(node->log, op->bytes.p, op->bytes.len, op->epoch, rn_now(), &res);
     }
     if (kerr)
-        lg_error("metadata quorum: append to %s failed (%s)", log_dir(node->log), kerr_name(kerr));
+        rn_fatal(node, "appending to the metadata log failed", kerr_name(kerr));
     rn_flush_kick(node);
     return 0;
 }
@@ -318,6 +327,8 @@ void rn_disk_append(raft_node_t *node, const raft_out_t *out)
 void rn_disk_truncate(raft_node_t *node, int64_t offset)
 {
     rn_op_t *op = xcalloc(1, sizeof(*op));
+    /* a flush begun before this is not taken for what follows it */
+    node->trunc_gen++;
     op->kind = RAFT_OUT_TRUNCATE;
     op->offset = offset;
     buf_init(&op->bytes);

@@ -72,6 +72,7 @@ void rn_drain(raft_node_t *node);
 int64_t rn_now(void);
 
 /* raft_node_disk.c */
+void rn_fatal(raft_node_t *node, const char *what, const char *why) __attribute__((noreturn));
 int rn_disk_load(raft_node_t *node, raft_disk_t *disk, raft_batch_t **epochs, char *err,
                  size_t errlen);
 void rn_disk_persist(raft_node_t *node, const raft_out_t *out);

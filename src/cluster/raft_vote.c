@@ -107,7 +107,7 @@ void raft_on_vote_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
     if (msg->err || msg->epoch != raft->epoch)
         return;
     if (raft->role == RAFT_PROSPECTIVE && !msg->granted && msg->leader_id >= 0 &&
-        msg->leader_id == raft->leader) {
+        msg->leader_id == raft->leader && msg->leader_id != raft->cfg.node_id) {
         /* a voter still hears from our leader: follow it again */
         raft_become(raft, RAFT_FOLLOWER, now_ms);
         return;

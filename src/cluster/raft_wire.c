@@ -329,6 +329,7 @@ static void fetch_req(const raft_wire_t *w, const raft_msg_t *m, int16_t v, buf_
     p.last_fetched_epoch = m->last_fetched_epoch;
     p.log_start_offset = -1;
     p.partition_max_bytes = w->max_bytes;
+    p.high_watermark = m->hw;
     memcpy(p.replica_directory_id.b, w->dir_id, 16);
     t.topic = topic_name();
     t.topic_id = meta_topic_id;
@@ -366,6 +367,7 @@ static int fetch_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
     m->fetch_offset = p->fetch_offset;
     m->last_fetched_epoch = p->last_fetched_epoch;
     m->max_wait_ms = r.max_wait_ms;
+    m->hw = p->high_watermark; /* INT64_MAX before v18 */
     return 0;
 }
 

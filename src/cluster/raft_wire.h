@@ -24,7 +24,7 @@
 #define RAFT_WIRE_VOTE_VERSION 2
 #define RAFT_WIRE_BEGIN_VERSION 1
 #define RAFT_WIRE_END_VERSION 1
-#define RAFT_WIRE_FETCH_VERSION 17
+#define RAFT_WIRE_FETCH_VERSION 18
 
 typedef struct raft_wire_s {
     const char *cluster_id;  /* ours, or NULL: any is accepted */

@@ -176,7 +176,14 @@ static void send_msg(sim_t *sim, sim_node_t *from, const raft_msg_t *msg)
     raft_msg_t mm = *msg;
     if (mm.dst < 0)
         mm.dst = (int32_t)rnd_in(sim, 1, sim->o->nvoters);
-    if (mm.dst == from->id || sim->cut[from->id][mm.dst] || chance(sim, sim->loss_pct, 100))
+    if (mm.dst == from->id) {
+        /* a bootstrap pick may be itself; anything else is a bug (a
+         * resigned leader that follows itself) */
+        if (msg->dst >= 0)
+            fail(sim, "node %d sends a %d to itself", from->id, mm.type);
+        return;
+    }
+    if (sim->cut[from->id][mm.dst] || chance(sim, sim->loss_pct, 100))
         return;
     int copies = chance(sim, sim->dup_pct, 100) ? 2 : 1;
     for (int c = 0; c < copies; c++) {
