@@ -1,0 +1,48 @@
+/* kraft: what the quorum tests ask a controller over its controller
+ * listener, with the generated codecs: DescribeQuorum (who leads, at which
+ * epoch, each voter's log end and last fetch), and a cluster-wide broker
+ * config (log.retention.ms of the default broker resource) set with
+ * IncrementalAlterConfigs and read back with DescribeConfigs, the
+ * smallest change that commits through the quorum. Each call opens its
+ * own connection and arena, so a test holds no protocol state. */
+#ifndef STRAND_TESTLIB_KRAFT_H
+#define STRAND_TESTLIB_KRAFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "testlib/cluster.h"
+
+typedef struct tl_kraft_view {
+    int16_t err; /* the top-level error, else the partition's */
+    int32_t leader, epoch;
+    int64_t hw;
+    int nvoters, nnodes;
+    int64_t end[TL_CLUSTER_MAX + 1], fetch[TL_CLUSTER_MAX + 1]; /* by voter id */
+} tl_kraft_view;
+
+/* DescribeQuorum v2 of __cluster_metadata-0 at node; 0, or -1 when the
+ * node cannot be reached. */
+int tl_kraft_describe(tl_node *node, tl_kraft_view *v);
+/* The running, unpaused node that describes itself as the leader at an
+ * epoch above min_epoch, within timeout_s; 0 when none. */
+int tl_kraft_find_leader(tl_cluster *c, int32_t min_epoch, double timeout_s, tl_kraft_view *out);
+/* A new leader shows high watermark -1 until a majority has fetched in
+ * its epoch: waits (10 s at most) until leader knows it; v gets its view. */
+void tl_kraft_wait_hw(tl_cluster *c, int leader, tl_kraft_view *v);
+/* Waits until the leader sees voter id's log end at its high watermark. */
+void tl_kraft_wait_caught_up(tl_cluster *c, int id, double timeout_s);
+
+/* Sets log.retention.ms = value on the cluster-wide broker default through
+ * node: the resource's error code. */
+int16_t tl_kraft_alter_default(tl_node *node, const char *value);
+/* The same, retried while the answer is NOT_CONTROLLER (a new leader takes
+ * changes once it has applied its predecessors' records), 5 s at most. */
+int16_t tl_kraft_alter_default_retry(tl_node *node, const char *value);
+/* The cluster-wide log.retention.ms as node describes it ("" if unset). */
+void tl_kraft_describe_default(tl_node *node, char *out, size_t cap);
+/* Every running, unpaused controller describes log.retention.ms = want
+ * within 10 s, or the test fails. */
+void tl_kraft_wait_default(tl_cluster *c, const char *want);
+
+#endif
