@@ -156,10 +156,6 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     }
     req->body = frame + hdr_len;
     req->body_len = len - hdr_len;
-    if ((req->kind & API_L_BROKER) && api_forwarded(req)) {
-        api_forward(req, frame, len);
-        return;
-    }
 
     /* An API of another kind of listener is unknown here, as in Kafka. */
     const api_entry_t *e = api_find(req->hdr.api_key);
@@ -171,6 +167,10 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
      * too new), so that clients can negotiate. */
     if (e->key != 18 && (req->hdr.api_version < e->min_ver || req->hdr.api_version > e->max_ver)) {
         api_close(req, "unsupported API version");
+        return;
+    }
+    if ((req->kind & API_L_BROKER) && api_forwarded(req)) {
+        api_forward(req, frame, len);
         return;
     }
     e->handler(req);

@@ -8,8 +8,9 @@
  * broker hands to the client as it is (its header carries the client's
  * correlation id). A controller that is not the active one answers
  * NOT_CONTROLLER, or none comes: the broker asks again, of the leader
- * it knows by then, for up to 5 s; then it closes the client's
- * connection (logged), as it cannot tell what became of the change. */
+ * it knows by then, for up to 5 s; then the request runs here, where
+ * this node's controller, not the active one, refuses the change with
+ * NOT_CONTROLLER in the API's own answer (clients retry it). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,8 +72,13 @@ static void api_fwd_retry(net_loop_t *loop, void *arg)
 static void api_fwd_again(api_fwd_t *f, const char *why)
 {
     if (++f->tries >= API_FWD_TRIES) {
-        api_close(f->req, why);
+        api_req_t *req = f->req;
+        const api_entry_t *e = api_entry_find(req->hdr.api_key);
+        lg_info("forwarding %s to the active controller: %s; answered here",
+                proto_api_info(req->hdr.api_key) ? proto_api_info(req->hdr.api_key)->name : "?", why);
         api_fwd_end(f);
+        if (e && !req->conn->closing)
+            e->handler(req);
         return;
     }
     net_timer_add(f->req->b->loop, API_FWD_RETRY_MS, api_fwd_retry, f);

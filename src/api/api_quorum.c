@@ -144,8 +144,9 @@ static void api_dq_replica(api_req_t *req, raft_t *raft, int32_t id,
     v->last_caught_up_timestamp = caught;
 }
 
-/* The quorum of a Raft node: only its leader describes it, as in Kafka
- * (others answer NOT_LEADER_OR_FOLLOWER with the leader they know). */
+/* The quorum of a Raft node: only its leader describes it; another node
+ * answers NOT_LEADER_OR_FOLLOWER with Kafka's words for it and nothing
+ * else (leader, epoch and high watermark 0), as Kafka 4.4's does. */
 static void api_dq_raft(api_req_t *req, proto_describe_quorum_resp_partition_data_t *p)
 {
     raft_t *raft = raft_node_core(req->b->raft);
@@ -153,14 +154,19 @@ static void api_dq_raft(api_req_t *req, proto_describe_quorum_resp_partition_dat
     int voter[RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS];
     int n = raft_replicas(raft, ids, voter, RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS), nv = 0, no = 0;
 
-    p->leader_id = raft_leader(raft);
-    p->leader_epoch = raft_epoch(raft);
-    p->high_watermark = raft_hw(raft);
     if (raft_role(raft) != RAFT_LEADER) {
         p->error_code = KERR_NOT_LEADER_OR_FOLLOWER;
-        p->error_message = PROTO_STR("The node is not the leader of the metadata quorum.");
+        p->error_message = PROTO_STR(
+            "For requests intended only for the leader, this error indicates that the broker is "
+            "not the current leader. For requests intended for any replica, this error "
+            "indicates that the broker is not a replica of the topic partition.");
         return;
     }
+    p->leader_id = raft_leader(raft);
+    p->leader_epoch = raft_epoch(raft);
+    /* a new leader knows no high watermark until a majority has fetched
+     * past its epoch's start: -1, as Kafka shows it */
+    p->high_watermark = raft_hw(raft) > raft_epoch_start(raft) ? raft_hw(raft) : -1;
     p->current_voters.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*p->current_voters.v));
     p->observers.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*p->observers.v));
     for (int i = 0; i < n; i++) {
