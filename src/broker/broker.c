@@ -584,6 +584,7 @@ int broker_run(broker_t *b)
 {
     int rc = 0;
     net_loop_run(b->node.loop);
+    broker_life_shutdown(b);
     b->node.stopping = 1;
     broker_shutdown(b);
     /* From here on the layers do their work in the call: what the jobs

@@ -37,6 +37,8 @@ struct broker_life_s {
     int fenced;
     int in_flight;
     int stopping;          /* the calls back of net_out_free arm nothing */
+    int want_shutdown;     /* controlled shutdown asked */
+    int shut;              /* the controller said it may go */
     net_timer_id_t timer;
 };
 
@@ -96,12 +98,19 @@ static void blife_on_hb(net_out_t *out, const net_out_resp_t *resp, void *arg)
         next = 0;
     } else if (r.error_code) {
         next = BLIFE_RETRY_MS;
-    } else if (r.is_fenced != l->fenced) {
-        l->fenced = r.is_fenced;
-        lg_info("broker %d is %s", l->b->node.cfg.node_id, r.is_fenced ? "fenced" : "unfenced");
+    } else {
+        if (r.is_fenced != l->fenced) {
+            l->fenced = r.is_fenced;
+            lg_info("broker %d is %s", l->b->node.cfg.node_id, r.is_fenced ? "fenced" : "unfenced");
+        }
+        if (l->want_shutdown && r.should_shut_down)
+            l->shut = 1;
     }
+    if (l->want_shutdown)
+        next = l->shut ? -1 : BLIFE_RETRY_MS;
     arena_destroy(&arena);
-    blife_arm(l, next);
+    if (next >= 0)
+        blife_arm(l, next);
 }
 
 static void blife_register(broker_life_t *l, net_out_t *out)
@@ -166,6 +175,7 @@ static void blife_heartbeat(broker_life_t *l, net_out_t *out)
     r.broker_id = l->b->node.cfg.node_id;
     r.broker_epoch = l->epoch;
     r.current_metadata_offset = ctl_meta(l->b->node.ctl)->last_applied;
+    r.want_shut_down = l->want_shutdown != 0;
     buf_init(&body);
     proto_broker_heartbeat_req_encode(&r, 2, &body);
     if (net_out_send(out, PROTO_API_BROKER_HEARTBEAT, 2, &body, 0, blife_on_hb, l) == 0)
@@ -267,6 +277,32 @@ int broker_life_start(broker_t *b)
     b->node.forward_ctx = l;
     blife_arm(l, 0);
     return 0;
+}
+
+static void blife_stop_loop(net_loop_t *loop, void *arg)
+{
+    (void)arg;
+    net_loop_stop(loop);
+}
+
+/* Kafka's controlled shutdown: heartbeats asking to shut down until the
+ * controller, having moved this broker's leaderships away, says it may
+ * (at most 5 s), while the broker still serves. */
+void broker_life_shutdown(broker_t *b)
+{
+    broker_life_t *l = b->life;
+    if (!l || l->epoch < 0)
+        return;
+    int64_t until = net_now_mono_ms() + 5000;
+    l->want_shutdown = 1;
+    if (!l->in_flight)
+        blife_arm(l, 0);
+    while (!l->shut && net_now_mono_ms() < until) {
+        net_timer_add(b->node.loop, 50, blife_stop_loop, NULL);
+        net_loop_run(b->node.loop);
+    }
+    lg_info("broker %d: controlled shutdown %s", b->node.cfg.node_id,
+            l->shut ? "done" : "not acknowledged within 5 s");
 }
 
 void broker_life_stop(broker_t *b)

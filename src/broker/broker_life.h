@@ -8,6 +8,9 @@
 /* Starts registering when this node is a broker of a quorum (its Raft
  * node follows the quorum as an observer or a voter). Returns 0. */
 int broker_life_start(broker_t *b);
+/* Controlled shutdown, before the listeners close: the controller moves
+ * this broker's leaderships away first (up to 5 s). */
+void broker_life_shutdown(broker_t *b);
 /* Stops it (the connections' requests are called back first). */
 void broker_life_stop(broker_t *b);
 

@@ -14,6 +14,8 @@
  *     is unfenced again;
  *   - kill -9 of the active controller: the brokers carry on with the new
  *     one and stay unfenced;
+ *   - a broker stopped with SIGTERM moves its leaderships away first
+ *     (controlled shutdown): none is left on it once it has exited;
  *   - every node exits cleanly on SIGTERM.
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
 #include <dirent.h>
@@ -256,6 +258,23 @@ int main(void)
         TL_ASSERT(st[id] == 0, "broker %d fenced after the controller failover", id);
     tl_log("controller %d took over from %d; the brokers stayed unfenced", next, ctl);
     tl_node_restart(tl_cluster_node(c, ctl));
+
+    /* a broker stopped cleanly hands its leaderships over first
+     * (controlled shutdown), well before its session would expire */
+    TL_ASSERT(tl_node_stop(tl_cluster_node(c, 6)) == 0, "broker 6 did not exit cleanly");
+    t0 = tl_now();
+    leads = 1;
+    until = tl_now() + 5;
+    while (leads && tl_now() < until) {
+        leads = 0;
+        if (metadata(b4, leaders))
+            for (int p = 0; p < NPART; p++)
+                leads |= leaders[p] == 6;
+        if (leads)
+            usleep(50000);
+    }
+    TL_ASSERT(!leads, "broker 6 still leads a partition after its controlled shutdown");
+    tl_log("broker 6 stopped: no partition led by it %.0f ms later", (tl_now() - t0) * 1000);
 
     tl_cluster_stop(c);
     tl_cluster_free(c);

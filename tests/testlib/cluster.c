@@ -230,16 +230,21 @@ int tl_node_stop(tl_node *node)
     return rc;
 }
 
+/* Brokers first, then the controllers, as an operator stops a cluster:
+ * a broker's controlled shutdown needs the active controller. */
 void tl_cluster_stop(tl_cluster *c)
 {
     int bad = 0;
-    for (int i = 0; i < c->nnodes; i++) {
-        tl_node *node = &c->nodes[i];
-        if (node->pid > 0 && tl_node_stop(node) != 0) {
-            tl_log("node %d did not exit 0 on SIGTERM", node->id);
-            bad++;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->nnodes; i++) {
+            tl_node *node = &c->nodes[i];
+            if ((pass == 0) != !(node->roles & TL_ROLE_CONTROLLER) || node->pid <= 0)
+                continue;
+            if (tl_node_stop(node) != 0) {
+                tl_log("node %d did not exit 0 on SIGTERM", node->id);
+                bad++;
+            }
         }
-    }
     if (bad)
         tl_fail("cluster %s: %d node(s) did not shut down cleanly", c->name, bad);
 }
