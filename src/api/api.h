@@ -150,6 +150,7 @@ void api_raft(api_req_t *req);
  * controller's Envelope handler answers them. */
 int api_forwarded(const api_req_t *req);
 void api_forward(api_req_t *req, const uint8_t *frame, size_t len);
+int api_forward_create(api_req_t *req, proto_str_t name);
 void api_envelope(api_req_t *req);
 /* api_broker_reg.c: a broker's registration and heartbeats, on a quorum's
  * controller listener. */

@@ -143,3 +143,57 @@ void api_forward(api_req_t *req, const uint8_t *frame, size_t len)
     net_conn_hold(req->conn);
     api_fwd_send(f);
 }
+
+/* ---- auto-creation on a quorum's broker ---- */
+
+static void api_fwd_auto_done(void *arg, const uint8_t *resp, size_t len)
+{
+    (void)resp;
+    (void)len;
+    free(arg);
+}
+
+/* A topic a client asked for (auto.create.topics.enable): a CreateTopics
+ * of it, with the broker's num.partitions and default.replication.factor,
+ * sent to the active controller in an Envelope, as Kafka's broker sends
+ * it; not waited for (the client is told UNKNOWN_TOPIC_OR_PARTITION and
+ * asks again, as against Kafka). Returns 0, or -1 when it could not be
+ * sent. */
+int api_forward_create(api_req_t *req, proto_str_t name)
+{
+    static const uint8_t host[4] = {127, 0, 0, 1};
+    proto_create_topics_req_t ct;
+    proto_create_topics_req_creatable_topic_t t;
+    proto_req_header_t h;
+    proto_envelope_req_t env;
+    buf_t frame, body;
+
+    proto_create_topics_req_init(&ct);
+    proto_create_topics_req_creatable_topic_init(&t);
+    t.name = name;
+    t.num_partitions = req->b->cfg.num_partitions;
+    t.replication_factor = (int16_t)req->b->cfg.default_replication_factor;
+    ct.topics.n = 1;
+    ct.topics.v = &t;
+    ct.timeout_ms = 30000;
+    memset(&h, 0, sizeof(h));
+    h.api_key = PROTO_API_CREATE_TOPICS;
+    h.api_version = 7;
+    h.client_id = PROTO_STR("strand-auto-create");
+    buf_init(&frame);
+    proto_req_header_encode(&frame, &h);
+    proto_create_topics_req_encode(&ct, 7, &frame);
+    proto_envelope_req_init(&env);
+    env.request_data = (proto_bytes_t){frame.p, (int32_t)frame.len};
+    env.request_principal = (proto_bytes_t){api_fwd_principal, (int32_t)sizeof(api_fwd_principal)};
+    env.client_host_address = (proto_bytes_t){host, 4};
+    buf_init(&body);
+    proto_envelope_req_encode(&env, 0, &body);
+    buf_free(&frame);
+    void *token = xcalloc(1, 1);
+    if (req->b->forward(req->b->forward_ctx, &body, api_fwd_auto_done, token) < 0) {
+        free(token);
+        return -1;
+    }
+    return 0;
+}

@@ -78,14 +78,16 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     t->name.len = (int32_t)topic->name_len;
     memcpy(t->topic_id.b, topic->id, 16);
     t->is_internal = api_internal_topic(t->name);
-    t->partitions.n = topic->nparts;
-    t->partitions.v = arena_calloc(req->arena, (size_t)topic->nparts, sizeof(*t->partitions.v));
-    for (int32_t i = 0; i < topic->nparts; i++) {
+    /* a quorum's broker hosts some partitions; the image has them all */
+    int32_t nparts = mt ? mt->nparts : topic->nparts;
+    t->partitions.n = nparts;
+    t->partitions.v = arena_calloc(req->arena, (size_t)nparts + 1, sizeof(*t->partitions.v));
+    for (int32_t i = 0; i < nparts; i++) {
         proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
         t->partitions.v[i].partition_index = i;
-        if (mt && i < mt->nparts && mt->parts[i].present)
+        if (mt && mt->parts[i].present)
             api_md_fill_image_part(&t->partitions.v[i], &mt->parts[i]);
-        else
+        else if (i < topic->nparts)
             api_md_fill_part(&t->partitions.v[i], topic->parts[i], part_creating(topic, i), self);
     }
 }
@@ -119,6 +121,12 @@ static void api_md_created(ctl_op_t *op)
 static topic_t *api_md_auto_create(api_req_t *req, proto_str_t name, int16_t *err)
 {
     api_node_t *b = req->b;
+    if (b->forward) {
+        /* a quorum's broker: the active controller creates it */
+        api_forward_create(req, name);
+        *err = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        return NULL;
+    }
     int16_t result = -1;
     api_md_create_t *mc = xcalloc(1, sizeof(*mc));
     ctl_op_t *op = ctl_op_new_topic(b->ctl, name.p, (size_t)name.len, b->cfg.num_partitions,

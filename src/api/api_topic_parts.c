@@ -124,10 +124,12 @@ static void api_dtp_fill_image(api_dtp_part_t *p, const mi_part_t *mp)
 static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *topic,
                                   int32_t start, int32_t max)
 {
-    int32_t upper = topic->nparts < start + (int64_t)max ? topic->nparts : start + max;
-    int32_t n = upper > start ? upper - start : 0;
     const mi_topic_t *mt = req->b->raft ? meta_image_topic_by_id(ctl_image(req->b->ctl), topic->id)
                                         : NULL;
+    /* a quorum's broker hosts some partitions; the image has them all */
+    int32_t nparts = mt ? mt->nparts : topic->nparts;
+    int32_t upper = nparts < start + (int64_t)max ? nparts : start + max;
+    int32_t n = upper > start ? upper - start : 0;
     t->name.p = topic->name;
     t->name.len = (int32_t)topic->name_len;
     memcpy(t->topic_id.b, topic->id, 16);
@@ -139,13 +141,13 @@ static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *t
         proto_describe_topic_partitions_resp_describe_topic_partitions_response_partition_init(
             &t->partitions.v[i]);
         t->partitions.v[i].partition_index = start + i;
-        if (mt && start + i < mt->nparts && mt->parts[start + i].present)
+        if (mt && mt->parts[start + i].present)
             api_dtp_fill_image(&t->partitions.v[i], &mt->parts[start + i]);
-        else
+        else if (start + i < topic->nparts)
             api_dtp_fill_part(req, &t->partitions.v[i], topic->parts[start + i],
                               part_creating(topic, start + i));
     }
-    return upper < topic->nparts ? upper : -1;
+    return upper < nparts ? upper : -1;
 }
 
 static void api_dtp_cursor(api_req_t *req, proto_describe_topic_partitions_resp_t *resp,
