@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # compat/quorum-java.sh: a metadata quorum of three controller-only nodes
-# (process.roles=controller, a static quorum in controller.quorum.voters,
-# each formatted, its own ports and directory under a scratch dir) as
-# Kafka 4.4's own tools and Java Admin client see it:
+# (process.roles=controller, a static quorum in controller.quorum.voters:
+# the sample configs etc/controller-1..3.properties, each formatted, with
+# ports and a directory of its own under a scratch dir) as Kafka 4.4's own
+# tools and Java Admin client see it:
 #   kafka-metadata-quorum --bootstrap-controller describe --status
 #   (MetadataQuorumCommand): the leader one of the voters, epoch >= 1, the
 #   three voters with their endpoints, a high watermark > 0, no lag once
@@ -69,16 +70,14 @@ free_port()
 }
 
 # node_props I: the keys of node I (Strand's server.properties, Kafka's
-# overrides of kafka-ref.sh's own), one a line.
+# overrides of kafka-ref.sh's own), one a line: the sample
+# etc/controller-I.properties (README, "A cluster on one machine") with
+# this run's ports for 9093-9095 and its data dir under WORK.
 node_props()
 {
-    echo "process.roles=controller"
-    echo "node.id=$1"
-    echo "controller.quorum.voters=$VOTERS"
-    echo "controller.listener.names=CONTROLLER"
-    echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-    echo "listeners=CONTROLLER://127.0.0.1:${PORT[$1]}"
-    echo "log.dirs=$WORK/node-$1/data"
+    sed -e '/^#/d; /^$/d' -e "s/127\.0\.0\.1:9093\b/127.0.0.1:${PORT[1]}/g" \
+        -e "s/127\.0\.0\.1:9094\b/127.0.0.1:${PORT[2]}/g" -e "s/127\.0\.0\.1:9095\b/127.0.0.1:${PORT[3]}/g" \
+        -e "s#^log\.dirs=.*#log.dirs=$WORK/node-$1/data#" "$ROOT/etc/controller-$1.properties"
 }
 
 # start_node I: formats node I (first start) and starts it, not waiting.
@@ -87,7 +86,9 @@ start_node()
     local i=$1 dir=$WORK/node-$1 kv
     mkdir -p "$dir"
     if [ -n "$KAFKA_REF" ]; then
-        mapfile -t kv < <(node_props "$i")
+        # kafka-ref.sh's own keys name PLAINTEXT the inter-broker listener,
+        # which Kafka checks against the map even on a controller.
+        mapfile -t kv < <(node_props "$i"; echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
         KAFKA_REF_CLUSTER_ID=$ID "$REF" start "${PORT[$i]}" "$dir" "${kv[@]}" \
             > "$dir/kafka-ref.log" 2>&1 &
         PID[$i]=$!
