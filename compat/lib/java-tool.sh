@@ -20,6 +20,13 @@ java_tool_init()
 {
     BS=${STRAND_BOOTSTRAP:-}
     [ -n "$BS" ] || skip "STRAND_BOOTSTRAP is not set"
+    java_tool_setup "$1"
+}
+
+# java_tool_setup NAME: java_tool_init without the broker, for a script
+# that starts nodes of its own (BS is left unset).
+java_tool_setup()
+{
     # java_cp skips in its subshell: its SKIP line is what CP caught.
     CP=$(java_cp) || { local rc=$?; [ "$rc" != 77 ] || echo "$CP"; exit "$rc"; }
     WORK=$(mktemp -d "${STRAND_TEST_DIR:-/tmp}/$1.XXXXXX") || fail "mktemp"

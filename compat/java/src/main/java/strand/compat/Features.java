@@ -16,13 +16,19 @@ import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 
 /**
  * The Java Admin client's feature and quorum calls against a broker, for
- * compat/features-java.sh:
+ * compat/features-java.sh and compat/quorum-java.sh:
  *
  *   describe BOOTSTRAP    describeFeatures(): "supported NAME MIN MAX" and
  *                         "finalized NAME MIN MAX" lines (by name), then
  *                         "epoch N"; describeMetadataQuorum(): "quorum
  *                         LEADER EPOCH HW", "voter ID LEO" lines, "observers
  *                         N"; describeCluster(): "cluster ID"
+ *   quorum CONTROLLERS    describeMetadataQuorum() through the controllers
+ *                         (bootstrap.controllers, as --bootstrap-controller):
+ *                         "quorum LEADER EPOCH HW", "voter ID LEO LASTFETCH
+ *                         LASTCAUGHTUP" lines (by id, -1 for an unknown
+ *                         time), "observers N"; describeCluster(): "cluster
+ *                         ID", "controller ID" (the active controller)
  *   update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...
  *                         one updateFeatures() call per argument, of one
  *                         feature (TYPE upgrade, safe or unsafe), in turn:
@@ -39,6 +45,10 @@ public final class Features {
             try (Admin admin = admin(args[1])) {
                 describe(admin);
             }
+        } else if (args.length == 2 && args[0].equals("quorum")) {
+            try (Admin admin = controllers(args[1])) {
+                quorum(admin);
+            }
         } else if (args.length >= 3 && args[0].equals("update")) {
             try (Admin admin = admin(args[1])) {
                 for (int i = 2; i < args.length; i++) {
@@ -47,7 +57,7 @@ public final class Features {
                 }
             }
         } else {
-            System.err.println("usage: describe BOOTSTRAP | update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...");
+            System.err.println("usage: describe BOOTSTRAP | quorum CONTROLLERS | update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...");
             System.exit(1);
         }
     }
@@ -56,6 +66,28 @@ public final class Features {
         Properties props = new Properties();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         return Admin.create(props);
+    }
+
+    private static Admin controllers(String bootstrap) {
+        Properties props = new Properties();
+        props.put(AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, bootstrap);
+        return Admin.create(props);
+    }
+
+    private static void quorum(Admin admin) throws Exception {
+        QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get();
+        System.out.println("quorum " + q.leaderId() + " " + q.leaderEpoch() + " " + q.highWatermark());
+        TreeMap<Integer, QuorumInfo.ReplicaState> voters = new TreeMap<>();
+        for (QuorumInfo.ReplicaState r : q.voters()) {
+            voters.put(r.replicaId(), r);
+        }
+        for (QuorumInfo.ReplicaState r : voters.values()) {
+            System.out.println("voter " + r.replicaId() + " " + r.logEndOffset() + " "
+                + r.lastFetchTimestamp().orElse(-1L) + " " + r.lastCaughtUpTimestamp().orElse(-1L));
+        }
+        System.out.println("observers " + q.observers().size());
+        System.out.println("cluster " + admin.describeCluster().clusterId().get());
+        System.out.println("controller " + admin.describeCluster().controller().get().id());
     }
 
     private static void describe(Admin admin) throws Exception {
