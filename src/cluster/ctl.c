@@ -123,6 +123,7 @@ static void ctl_snap_policy(ctl_t *ctl, const props_t *props)
     pol.interval_ms = ctl_prop_long(props, "metadata.log.max.snapshot.interval.ms");
     pol.retention_bytes = ctl_prop_long(props, "metadata.max.retention.bytes");
     pol.retention_ms = ctl_prop_long(props, "metadata.max.retention.ms");
+    ctl->idle_ms = ctl_prop_long(props, "metadata.max.idle.interval.ms");
     if (ctl->quorum) {
         /* a quorum's log is the Raft node's: it alone may move its start */
         pol.max_bytes = INT64_MAX;

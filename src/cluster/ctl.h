@@ -101,6 +101,7 @@ enum ctl_kind {
     CTL_BROKER_REGISTER,  /* a broker's BrokerRegistration (broker_req) */
     CTL_BROKER_HEARTBEAT, /* a broker's BrokerHeartbeat (broker_req) */
     CTL_FENCE_STALE,      /* the controller's own: fence an expired session */
+    CTL_NOOP,             /* the controller's own: a NoOpRecord when idle */
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
 };

@@ -39,6 +39,9 @@ struct ctl_s {
     uint64_t fence_timer; /* a quorum's active controller: the session check */
     ctl_op_t fence_op;    /* CTL_FENCE_STALE, while fence_busy */
     int fence_busy;
+    ctl_op_t noop_op;     /* CTL_NOOP, while noop_busy */
+    int noop_busy;
+    int64_t idle_ms;      /* metadata.max.idle.interval.ms (0: no no-ops) */
 };
 
 /* The records of one change. Strings and arrays they point to are the

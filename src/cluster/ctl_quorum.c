@@ -31,15 +31,42 @@ static void ctl_fence_done(ctl_op_t *op)
     ctl->fence_busy = 0;
 }
 
+static void ctl_noop_done(ctl_op_t *op)
+{
+    ctl_t *ctl = op->udata;
+    ctl->noop_busy = 0;
+}
+
+/* An idle active controller appends a NoOpRecord every
+ * metadata.max.idle.interval.ms, as Kafka's does: the high watermark
+ * keeps moving, so brokers and followers see the quorum alive and can
+ * tell how far behind they are. */
+static void ctl_noop_check(ctl_t *ctl, int64_t now)
+{
+    if (ctl->idle_ms <= 0 || ctl->noop_busy || ctl->head || now - ctl->meta->last_ts < ctl->idle_ms)
+        return;
+    memset(&ctl->noop_op, 0, sizeof(ctl->noop_op));
+    ctl->noop_op.kind = CTL_NOOP;
+    ctl->noop_op.nassign = -1;
+    ctl->noop_op.now_ms = now;
+    ctl->noop_op.done = ctl_noop_done;
+    ctl->noop_op.udata = ctl;
+    ctl->noop_busy = 1;
+    ctl_submit(ctl, &ctl->noop_op);
+}
+
 /* Fences the expired sessions, one per commit, as Kafka's controller
  * does from its periodic task. */
 static void ctl_fence_tick(net_loop_t *loop, void *arg)
 {
     ctl_t *ctl = arg;
     int64_t now = net_now_wall_ms();
-    ctl->fence_timer = net_timer_add(loop, 250, ctl_fence_tick, ctl);
-    if (ctl->fence_busy || !meta_log_active(ctl->meta) ||
-        now < bkr_next_deadline(&ctl->bkr, &ctl->meta->img))
+    int64_t every = ctl->idle_ms > 0 && ctl->idle_ms < 250 ? ctl->idle_ms : 250;
+    ctl->fence_timer = net_timer_add(loop, every, ctl_fence_tick, ctl);
+    if (!meta_log_active(ctl->meta))
+        return;
+    ctl_noop_check(ctl, now);
+    if (ctl->fence_busy || now < bkr_next_deadline(&ctl->bkr, &ctl->meta->img))
         return;
     memset(&ctl->fence_op, 0, sizeof(ctl->fence_op));
     ctl->fence_op.kind = CTL_FENCE_STALE;
