@@ -25,6 +25,19 @@ static void ctl_boot_done(ctl_op_t *op)
 
 /* ---- brokers' sessions on the active controller ---- */
 
+/* A change of the controller's own, in an op it keeps. */
+static void ctl_own_submit(ctl_t *ctl, ctl_op_t *op, int kind, int64_t now,
+                           void (*done)(ctl_op_t *op))
+{
+    memset(op, 0, sizeof(*op));
+    op->kind = kind;
+    op->nassign = -1;
+    op->now_ms = now;
+    op->done = done;
+    op->udata = ctl;
+    ctl_submit(ctl, op);
+}
+
 static void ctl_fence_done(ctl_op_t *op)
 {
     ctl_t *ctl = op->udata;
@@ -45,14 +58,8 @@ static void ctl_noop_check(ctl_t *ctl, int64_t now)
 {
     if (ctl->idle_ms <= 0 || ctl->noop_busy || ctl->head || now - ctl->meta->last_ts < ctl->idle_ms)
         return;
-    memset(&ctl->noop_op, 0, sizeof(ctl->noop_op));
-    ctl->noop_op.kind = CTL_NOOP;
-    ctl->noop_op.nassign = -1;
-    ctl->noop_op.now_ms = now;
-    ctl->noop_op.done = ctl_noop_done;
-    ctl->noop_op.udata = ctl;
     ctl->noop_busy = 1;
-    ctl_submit(ctl, &ctl->noop_op);
+    ctl_own_submit(ctl, &ctl->noop_op, CTL_NOOP, now, ctl_noop_done);
 }
 
 /* Fences the expired sessions, one per commit, as Kafka's controller
@@ -68,14 +75,8 @@ static void ctl_fence_tick(net_loop_t *loop, void *arg)
     ctl_noop_check(ctl, now);
     if (ctl->fence_busy || now < bkr_next_deadline(&ctl->bkr, &ctl->meta->img))
         return;
-    memset(&ctl->fence_op, 0, sizeof(ctl->fence_op));
-    ctl->fence_op.kind = CTL_FENCE_STALE;
-    ctl->fence_op.nassign = -1;
-    ctl->fence_op.now_ms = now;
-    ctl->fence_op.done = ctl_fence_done;
-    ctl->fence_op.udata = ctl;
     ctl->fence_busy = 1;
-    ctl_submit(ctl, &ctl->fence_op);
+    ctl_own_submit(ctl, &ctl->fence_op, CTL_FENCE_STALE, now, ctl_fence_done);
 }
 
 void ctl_quorum_stop(ctl_t *ctl)

@@ -61,6 +61,12 @@ static int16_t check_voter(const raft_wire_t *w, int32_t voter_id)
     return voter_id >= 0 && voter_id != w->node_id ? KERR_INVALID_VOTER_KEY : 0;
 }
 
+/* A request naming __cluster_metadata-0 alone, as KRaft's must (Vote,
+ * BeginQuorumEpoch and EndQuorumEpoch share the shape). */
+#define ONE_META_PARTITION(r)                                                                    \
+    ((r).topics.n == 1 && is_topic((r).topics.v[0].topic_name) &&                                \
+     (r).topics.v[0].partitions.n == 1 && (r).topics.v[0].partitions.v[0].partition_index == 0)
+
 static void msg_init(raft_msg_t *m, int type)
 {
     memset(m, 0, sizeof(*m));
@@ -107,8 +113,7 @@ static int vote_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, si
     int16_t err = check_cluster(w, r.cluster_id);
     if (err)
         return err;
-    if (r.topics.n != 1 || !is_topic(r.topics.v[0].topic_name) ||
-        r.topics.v[0].partitions.n != 1 || r.topics.v[0].partitions.v[0].partition_index != 0)
+    if (!ONE_META_PARTITION(r))
         return KERR_INVALID_REQUEST;
     if ((err = check_voter(w, r.voter_id)))
         return err;
@@ -199,8 +204,7 @@ static int begin_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
     int16_t err = check_cluster(w, r.cluster_id);
     if (err)
         return err;
-    if (r.topics.n != 1 || !is_topic(r.topics.v[0].topic_name) ||
-        r.topics.v[0].partitions.n != 1 || r.topics.v[0].partitions.v[0].partition_index != 0)
+    if (!ONE_META_PARTITION(r))
         return KERR_INVALID_REQUEST;
     if ((err = check_voter(w, r.voter_id)))
         return err;
@@ -289,8 +293,7 @@ static int end_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, siz
     int16_t err = check_cluster(w, r.cluster_id);
     if (err)
         return err;
-    if (r.topics.n != 1 || !is_topic(r.topics.v[0].topic_name) ||
-        r.topics.v[0].partitions.n != 1 || r.topics.v[0].partitions.v[0].partition_index != 0)
+    if (!ONE_META_PARTITION(r))
         return KERR_INVALID_REQUEST;
     const proto_end_quorum_epoch_req_partition_data_t *p = &r.topics.v[0].partitions.v[0];
     msg_init(m, RAFT_END_REQ);
