@@ -1,4 +1,5 @@
-/* BrokerRegistration (62) and BrokerHeartbeat (63) on a quorum's
+/* BrokerRegistration (62), BrokerHeartbeat (63) and AllocateProducerIds
+ * (67) on a quorum's
  * controller listener: a broker's registration and its heartbeats, decided
  * by the controller's broker logic (cluster/bkr.h) as a controller change
  * (ctl_submit), and answered once its records are committed. A node that
@@ -14,6 +15,7 @@
 typedef struct api_breg_s {
     api_admin_wait_t w;
     ctl_op_t op;
+    int32_t broker_id;      /* AllocateProducerIds */
     bkr_register_req_t reg;
     bkr_heartbeat_req_t hb;
     bkr_answer_t ans;
@@ -129,4 +131,41 @@ void api_broker_heartbeat(api_req_t *req)
     r->hb.want_fence = m.want_fence;
     r->hb.want_shutdown = m.want_shut_down;
     api_breg_submit(req, r, CTL_BROKER_HEARTBEAT, &r->hb);
+}
+
+/* A block of producer ids for a broker: a ProducerIdsRecord naming it,
+ * committed, then the block's first id (the image's next, less a block). */
+static void api_apid_answer(api_admin_wait_t *w)
+{
+    api_breg_t *r = (api_breg_t *)w;
+    proto_allocate_producer_ids_resp_t resp;
+    proto_allocate_producer_ids_resp_init(&resp);
+    resp.error_code = r->op.err;
+    if (!resp.error_code) {
+        resp.producer_id_start =
+            ctl_image(w->req->b->ctl)->next_producer_id - CTL_PID_BLOCK_SIZE;
+        resp.producer_id_len = CTL_PID_BLOCK_SIZE;
+    }
+    API_REPLY(w->req, allocate_producer_ids, &resp);
+}
+
+void api_allocate_producer_ids(api_req_t *req)
+{
+    proto_allocate_producer_ids_req_t m;
+    api_breg_t *r = arena_calloc(req->arena, 1, sizeof(*r));
+    proto_allocate_producer_ids_req_init(&m);
+    if (proto_allocate_producer_ids_req_decode(&m, req->hdr.api_version, req->body, req->body_len,
+                                               req->arena) < 0) {
+        api_close(req, "malformed AllocateProducerIds request");
+        return;
+    }
+    api_admin_wait_init(&r->w, req, api_apid_answer);
+    r->broker_id = m.broker_id;
+    r->op.kind = CTL_ALLOC_PRODUCER_IDS;
+    r->op.nassign = -1;
+    r->op.broker_req = &r->broker_id;
+    r->op.done = api_breg_done;
+    r->op.udata = r;
+    api_admin_submit(&r->w, &r->op);
+    api_admin_wait_end(&r->w);
 }

@@ -252,6 +252,44 @@ static int blife_forward(void *ctx, buf_t *body, void (*cb)(void *arg, const uin
     return 0;
 }
 
+/* A block of producer ids from the active controller
+ * (ctl_use_pid_source). */
+static void blife_on_pids(net_out_t *out, const net_out_resp_t *resp, void *arg)
+{
+    broker_life_t *l = arg;
+    proto_allocate_producer_ids_resp_t r;
+    arena_t arena;
+    (void)out;
+    arena_init(&arena, 256);
+    proto_allocate_producer_ids_resp_init(&r);
+    if (resp->err || proto_allocate_producer_ids_resp_decode(&r, resp->api_version, resp->body,
+                                                             resp->len, &arena) < 0)
+        r.error_code = KERR_NOT_CONTROLLER;
+    arena_destroy(&arena);
+    if (!l->stopping)
+        ctl_pid_block(l->b->node.ctl, r.error_code, r.producer_id_start, r.producer_id_len);
+}
+
+static int blife_fetch_pids(void *arg)
+{
+    broker_life_t *l = arg;
+    net_out_t *out = l->stopping ? NULL : blife_leader_out(l);
+    proto_allocate_producer_ids_req_t r;
+    buf_t body;
+    if (!out)
+        return -1;
+    proto_allocate_producer_ids_req_init(&r);
+    r.broker_id = l->b->node.cfg.node_id;
+    r.broker_epoch = l->epoch;
+    buf_init(&body);
+    proto_allocate_producer_ids_req_encode(&r, 0, &body);
+    if (net_out_send(out, PROTO_API_ALLOCATE_PRODUCER_IDS, 0, &body, 0, blife_on_pids, l) < 0) {
+        buf_free(&body);
+        return -1;
+    }
+    return 0;
+}
+
 int broker_life_start(broker_t *b)
 {
     const bcfg_quorum_t *q = &b->node.cfg.quorum;
@@ -275,6 +313,7 @@ int broker_life_start(broker_t *b)
     b->life = l;
     b->node.forward = blife_forward;
     b->node.forward_ctx = l;
+    ctl_use_pid_source(b->node.ctl, blife_fetch_pids, l);
     blife_arm(l, 0);
     return 0;
 }
@@ -312,6 +351,7 @@ void broker_life_stop(broker_t *b)
         return;
     l->stopping = 1;
     b->node.forward = NULL;
+    ctl_use_pid_source(b->node.ctl, NULL, NULL);
     if (l->timer)
         net_timer_cancel(b->node.loop, l->timer);
     l->timer = 0;

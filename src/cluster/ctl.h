@@ -78,6 +78,14 @@ int ctl_offline(const ctl_t *ctl);
  * (metadata.version). */
 void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft);
 
+/* A quorum's broker takes its producer id blocks from the active
+ * controller (AllocateProducerIds): fetch(arg) asks for one (0, or -1
+ * when it cannot now) and ctl_pid_block gives its answer. */
+void ctl_use_pid_source(ctl_t *ctl, int (*fetch)(void *arg), void *arg);
+void ctl_pid_block(ctl_t *ctl, int16_t err, int64_t start, int32_t len);
+/* The size of a block (Kafka's). */
+#define CTL_PID_BLOCK_SIZE 1000
+
 /* A config change: value NULL deletes the key (back to the default). */
 typedef struct ctl_kv_s {
     const char *key;
@@ -90,7 +98,8 @@ enum ctl_kind {
     CTL_CREATE_PARTITIONS, /* topic_id, nparts = the new count */
     CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
                              current ones, or with replace the whole set */
-    CTL_ALLOC_PRODUCER_IDS, /* the controller's own: the next block */
+    CTL_ALLOC_PRODUCER_IDS, /* the next block: the controller's own, or a
+                               broker's (broker_req: its int32 id) */
     CTL_ALTER_BROKER_CONFIGS, /* name: "" (the cluster-wide default) or this
                                  node's id; kv set (or delete) on top of its
                                  dynamic configs, or with replace the whole

@@ -26,6 +26,10 @@ struct ctl_s {
     int64_t pid_next, pid_end;
     int64_t pid_floor;
     ctl_op_t *pid_op;
+    int (*pid_fetch)(void *arg);  /* a quorum's broker: a block from the
+                                     active controller (ctl_use_pid_source) */
+    void *pid_fetch_arg;
+    int pid_fetching;
     ctl_pid_wait_t *pid_head, *pid_tail;
     /* Brokers (ctl_brokers.c): their sessions, the records of the last
      * decision, this node's registration and its heartbeat op. */

@@ -46,7 +46,7 @@ int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
     meta_rec_t *r = ctl_batch_add(b, META_REC_PRODUCER_IDS);
     op->nparts = 0;
-    r->u.producer_ids.broker_id = ctl->node_id;
+    r->u.producer_ids.broker_id = op->broker_req ? *(const int32_t *)op->broker_req : ctl->node_id;
     r->u.producer_ids.next_producer_id = ctl_pid_start(ctl) + CTL_PID_BLOCK;
     return KERR_NONE;
 }
@@ -85,8 +85,35 @@ static void ctl_pid_done(ctl_op_t *op)
     ctl_pid_serve(ctl, err);
 }
 
+void ctl_use_pid_source(ctl_t *ctl, int (*fetch)(void *arg), void *arg)
+{
+    ctl->pid_fetch = fetch;
+    ctl->pid_fetch_arg = arg;
+}
+
+void ctl_pid_block(ctl_t *ctl, int16_t err, int64_t start, int32_t len)
+{
+    ctl->pid_fetching = 0;
+    if (!err && len > 0 && start >= 0) {
+        ctl->pid_next = start;
+        ctl->pid_end = start + len;
+    } else if (!err) {
+        err = KERR_UNKNOWN_SERVER_ERROR;
+    }
+    ctl_pid_serve(ctl, err);
+}
+
 static void ctl_pid_alloc(ctl_t *ctl)
 {
+    if (ctl->pid_fetch && !meta_log_active(ctl->meta)) {
+        /* a quorum's broker: the active controller hands out the block */
+        if (!ctl->pid_fetching) {
+            ctl->pid_fetching = 1;
+            if (ctl->pid_fetch(ctl->pid_fetch_arg) < 0)
+                ctl_pid_block(ctl, KERR_NOT_CONTROLLER, -1, 0);
+        }
+        return;
+    }
     if (ctl->pid_op)
         return;
     ctl_op_t *op = xcalloc(1, sizeof(*op));
