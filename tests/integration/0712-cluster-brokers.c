@@ -7,6 +7,8 @@
  *     controller: every broker's Metadata has the topic with 6 partitions
  *     of 3 replicas among the brokers, the leaders spread over all three,
  *     and each broker has the partition directories of its replicas;
+ *   - an idempotent librdkafka producer writes through one broker and a
+ *     consumer reads the same bytes in order through another;
  *   - CreateTopics on a broker is forwarded to the active controller
  *     (Envelope) and the topic is in another broker's Metadata;
  *   - a SIGSTOPped broker is fenced within broker.session.timeout.ms (the
@@ -57,6 +59,46 @@ static void fenced_view(tl_node *via, int state[NC + NB + 1])
             state[id] = resp.brokers.v[i].is_fenced ? 1 : 0;
     }
     arena_reset(&arena);
+}
+
+static void check_idem_msg(const rd_kafka_message_t *m, void *arg)
+{
+    int *seen = arg;
+    char want[32];
+    snprintf(want, sizeof(want), "idem-%d", (int)m->offset);
+    TL_ASSERT(m->len == strlen(want) && !memcmp(m->payload, want, m->len),
+              "offset %lld: '%.*s', want '%s'", (long long)m->offset, (int)m->len,
+              (const char *)m->payload, want);
+    (*seen)++;
+}
+
+/* A stock client through the cluster: an idempotent producer (its
+ * producer id from a block the active controller gave broker 5) writes
+ * through one broker, a consumer reads through another, the same bytes in
+ * the same order. Replication factor 1: partition data is not replicated
+ * yet. */
+static void check_idempotent_clients(tl_cluster *c)
+{
+    rd_kafka_conf_t *conf = tl_conf(tl_cluster_node(c, 5)->bootstrap);
+    tl_conf_set(conf, "enable.idempotence", "true");
+    rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, conf);
+    TL_ASSERT_EQ(tl_create_topic(rk, TOPIC "-idem", 1), 1);
+    for (int i = 0; i < 10; i++) {
+        char v[32];
+        snprintf(v, sizeof(v), "idem-%d", i);
+        TL_ASSERT(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(TOPIC "-idem"), RD_KAFKA_V_PARTITION(0),
+                                    RD_KAFKA_V_VALUE(v, strlen(v)),
+                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                    RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR,
+                  "produce");
+    }
+    TL_ASSERT(rd_kafka_flush(rk, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR, "flush");
+    rd_kafka_destroy(rk);
+    int seen = 0;
+    rd_kafka_t *cons = tl_consume_from_start(tl_conf(tl_cluster_node(c, 6)->bootstrap),
+                                             TOPIC "-idem", 1, 10, 30, check_idem_msg, &seen);
+    rd_kafka_destroy(cons);
+    TL_ASSERT_EQ(seen, 10);
 }
 
 /* Waits until broker id is (fenced) or is not (!fenced) in via's view. */
@@ -225,6 +267,7 @@ int main(void)
         usleep(50000);
     TL_ASSERT(metadata_of(tl_cluster_node(c, 6), TOPIC "-fwd", leaders),
               "a topic created through broker 5 is not in broker 6's Metadata");
+    check_idempotent_clients(c);
 
     /* a paused broker is fenced and loses its leaderships */
     tl_node_pause(tl_cluster_node(c, 5));
