@@ -7,7 +7,8 @@
  * (a dynamic change of the listeners moves it at once), and it lists
  * itself even when fenced or without a registration (one that could not
  * be written): it serves the clients asking, as the only broker of a
- * single node, which a Kafka broker does only once unfenced. */
+ * single node, which a Kafka broker does only once unfenced. A broker of
+ * a quorum lists what the image has, itself included, as Kafka's does. */
 #include "api/api_brokers.h"
 
 #include <string.h>
@@ -53,8 +54,10 @@ int api_brokers(api_req_t *req, bool with_fenced, api_broker_t **out)
     size_t pos = 0;
     int n = 0;
 
+    if (req->b->raft)
+        self = NULL; /* no entry of its own: the image's */
     *out = arena_calloc(req->arena, (size_t)img->nbrokers + 1, sizeof(**out));
-    if (!self)
+    if (!self && !req->b->raft)
         api_self(req->b, NULL, &(*out)[n++]);
     while ((mb = meta_image_broker_next(img, &pos))) {
         const mi_endpoint_t *ep = api_endpoint(mb, listener);
