@@ -124,12 +124,6 @@ static void ctl_snap_policy(ctl_t *ctl, const props_t *props)
     pol.retention_bytes = ctl_prop_long(props, "metadata.max.retention.bytes");
     pol.retention_ms = ctl_prop_long(props, "metadata.max.retention.ms");
     ctl->idle_ms = ctl_prop_long(props, "metadata.max.idle.interval.ms");
-    if (ctl->quorum) {
-        /* a quorum's log is the Raft node's: it alone may move its start */
-        pol.max_bytes = INT64_MAX;
-        pol.interval_ms = 0;
-        pol.retention_bytes = pol.retention_ms = -1;
-    }
     meta_log_snap_policy(ctl->meta, &pol);
 }
 

@@ -299,6 +299,7 @@ void meta_log_free(meta_log_t *ml)
     if (!ml)
         return;
     meta_log_snap_stop(ml);
+    meta_log_install_drop(ml);
     meta_image_free(&ml->img);
     free(ml);
 }

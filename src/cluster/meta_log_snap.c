@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/raft_node.h"
 #include "net/net_loop.h"
 #include "net/net_pool.h"
 #include "util/logging.h"
@@ -170,6 +171,9 @@ int meta_log_delete_before(meta_log_t *ml, meta_snap_id_t id, int64_t now_ms)
         errno = EINVAL;
         return -1;
     }
+    /* a quorum's fetches below the new start get the snapshot now */
+    if (ml->raft)
+        raft_log_start_moved(raft_node_core(ml->raft), id.end_offset, id.epoch);
     if (log_retention(ml->log, now_ms) < 0)
         return -1;
     n = meta_snap_list(dir, &ids);

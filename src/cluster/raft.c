@@ -130,6 +130,7 @@ void raft_become(raft_t *raft, int role, int64_t now_ms)
         raft_fail_parked(raft);
     raft->granted = raft->rejected = 0;
     raft->prevote_sent = 0;
+    raft->snap_want_end = -1; /* a snapshot being fetched is given up */
     switch (role) {
     case RAFT_FOLLOWER:
         raft->fetch_deadline = now_ms + raft->cfg.fetch_timeout_ms;
@@ -228,6 +229,7 @@ raft_t *raft_new(const raft_config_t *cfg, const raft_disk_t *disk,
     raft->rand_arg = rand_arg;
     raft->voter = raft_is_voter(raft, cfg->node_id);
     raft->leader_contact_ms = -1;
+    raft->snap_want_end = -1;
     raft->role = -1;
     load_disk(raft, disk);
     raft->state_durable = raft->state_seq = 0;
@@ -352,31 +354,6 @@ int64_t raft_propose(raft_t *raft, int32_t n, int64_t now_ms)
     return out->append_base;
 }
 
-void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_t now_ms)
-{
-    raft->log_start = raft->end = raft->durable = offset;
-    raft->snap_epoch = epoch;
-    raft->nepochs = 0;
-    if (raft->hw < offset) {
-        raft->hw = offset;
-        raft_out_push(raft, RAFT_OUT_HW)->offset = offset;
-    }
-    raft->fetch_inflight = 0;
-    raft_fetch_tick(raft, now_ms);
-}
-
-void raft_log_start_moved(raft_t *raft, int64_t offset, int32_t epoch)
-{
-    if (offset <= raft->log_start || offset > raft->hw)
-        return;
-    raft->log_start = offset;
-    raft->snap_epoch = epoch;
-    while (raft->nepochs > 1 && raft->epochs[1].base <= offset) {
-        memmove(&raft->epochs[0], &raft->epochs[1],
-                (size_t)(raft->nepochs - 1) * sizeof(raft->epochs[0]));
-        raft->nepochs--;
-    }
-}
 
 int raft_poll(raft_t *raft, raft_out_t *out)
 {

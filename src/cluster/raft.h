@@ -172,9 +172,24 @@ void raft_flushed(raft_t *raft, int64_t offset, int64_t now_ms);
 int64_t raft_propose(raft_t *raft, int32_t n, int64_t now_ms);
 /* A leader leaving gracefully: EndQuorumEpoch to the others. */
 void raft_resign(raft_t *raft, int64_t now_ms);
+/* Snapshots (raft_snap.c). After RAFT_OUT_SNAPSHOT the core waits for
+ * that snapshot, fetching nothing else, until one of these (or a change
+ * of role or epoch, after which it is no longer wanted). */
+/* 1 while the core waits for snapshot (offset, epoch): ask right before
+ * replacing the log with it, in the same turn of the loop. */
+int raft_snapshot_wanted(const raft_t *raft, int64_t offset, int32_t epoch);
 /* The log now holds only the snapshot ending at offset (written at
- * epoch) and nothing after it: a fetched snapshot replaced it. */
+ * epoch) and nothing after it: a fetched snapshot replaced it. Ignored
+ * unless raft_snapshot_wanted. */
 void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_t now_ms);
+/* Fetching it failed (no answer, SNAPSHOT_NOT_FOUND, a bad file): the
+ * core fetches again after a backoff and is told which snapshot then. */
+void raft_snapshot_failed(raft_t *raft, int64_t now_ms);
+/* A good FetchSnapshot answer came from the leader: it is alive. */
+void raft_snapshot_progress(raft_t *raft, int64_t now_ms);
+/* On the leader: replica id fetched a part of a snapshot (it counts as
+ * heard from, as a fetch does, for check-quorum). */
+void raft_snapshot_served(raft_t *raft, int32_t id, int64_t now_ms);
 /* A snapshot of the committed log up to offset exists and the log before
  * it was deleted: fetches below it are sent the snapshot. offset must
  * not pass the high watermark. */

@@ -96,14 +96,18 @@ void raft_leader_tick(raft_t *raft, int64_t now_ms)
         check_quorum(raft, now_ms);
 }
 
-/* The fetch checks of KRaft's log: below the start, the snapshot; a last
- * fetched epoch that ends before the fetch offset in our log (or that we
- * do not have), the diverging epoch and its end. Returns 1 when valid. */
+/* The fetch checks of KRaft's log: below the start, or at it with
+ * another epoch, or with a last fetched epoch older than the snapshot's
+ * (where it ends is gone with the log before the snapshot), the
+ * snapshot; a last fetched epoch that ends before the fetch offset in our
+ * log (or that we do not have), the diverging epoch and its end. Returns
+ * 1 when valid. */
 static int check_fetch(const raft_t *raft, const raft_msg_t *req, raft_msg_t *resp)
 {
     if (req->fetch_offset < raft->log_start ||
-        (req->fetch_offset == raft->log_start && raft->log_start > 0 &&
-         req->last_fetched_epoch != raft->snap_epoch)) {
+        (raft->log_start > 0 && (req->fetch_offset == raft->log_start
+                                     ? req->last_fetched_epoch != raft->snap_epoch
+                                     : req->last_fetched_epoch < raft->snap_epoch))) {
         resp->snap_end = raft->log_start;
         resp->snap_epoch = raft->snap_epoch;
         return 0;
@@ -268,6 +272,8 @@ static void send_fetch(raft_t *raft, int64_t now_ms)
  * fetch unanswered for a request timeout (past its wait) is lost. */
 void raft_fetch_tick(raft_t *raft, int64_t now_ms)
 {
+    if (raft->snap_want_end >= 0)
+        return;
     if (raft->fetch_inflight &&
         now_ms - raft->fetch_sent_ms >= raft->cfg.request_timeout_ms + raft->cfg.fetch_max_wait_ms)
         raft->fetch_inflight = 0;
@@ -330,7 +336,7 @@ static void follow_hw(raft_t *raft, int64_t leader_hw)
 
 /* Tried again after a short wait; a leader that stays silent is lost
  * when the fetch timeout passes (raft_tick). */
-static void fetch_failed(raft_t *raft, int64_t now_ms)
+void raft_fetch_failed(raft_t *raft, int64_t now_ms)
 {
     raft->fetch_retry_at = now_ms + raft->cfg.election_backoff_max_ms / 10 + 1;
 }
@@ -349,14 +355,14 @@ static int from_leader(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 void raft_on_fetch_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 {
     raft_observe(raft, msg->epoch, msg->leader_id, now_ms);
-    if (raft->role == RAFT_LEADER || raft->role == RAFT_CANDIDATE)
+    if (raft->role == RAFT_LEADER || raft->role == RAFT_CANDIDATE || raft->snap_want_end >= 0)
         return;
     if (!msg->err &&
         (msg->fetch_offset != raft->end || msg->last_fetched_epoch != raft_last_epoch(raft)))
         return; /* the answer to an older fetch: the log has moved since */
     raft->fetch_inflight = 0;
     if (!from_leader(raft, msg, now_ms)) {
-        fetch_failed(raft, now_ms);
+        raft_fetch_failed(raft, now_ms);
         return;
     }
     raft->leader_contact_ms = now_ms;
@@ -369,8 +375,8 @@ void raft_on_fetch_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
         out->offset = msg->snap_end;
         out->append_epoch = msg->snap_epoch;
         out->msg = *msg;
-        raft->fetch_inflight = 1; /* until raft_snapshot_installed */
-        raft->fetch_sent_ms = now_ms;
+        raft->snap_want_end = msg->snap_end;
+        raft->snap_want_epoch = msg->snap_epoch;
         return;
     } else {
         append_batches(raft, msg);

@@ -52,6 +52,10 @@ struct raft_s {
     int fetch_inflight;
     int64_t fetch_sent_ms;
     int64_t fetch_retry_at;
+    /* the snapshot the leader sent us to (FetchSnapshot); -1: none. The
+     * log stays as it is meanwhile: no fetches until it is installed */
+    int64_t snap_want_end;
+    int32_t snap_want_epoch;
 
     /* leader */
     int64_t epoch_start;
@@ -101,5 +105,6 @@ void raft_wake_parked(raft_t *raft, int64_t now_ms, int all);
 void raft_fail_parked(raft_t *raft);
 raft_peer_t *raft_peer(raft_t *raft, int32_t id, int create);
 int raft_fetches_leader(const raft_t *raft);
+void raft_fetch_failed(raft_t *raft, int64_t now_ms);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "cluster/meta_log.h"
 #include "cluster/raft_wire.h"
+#include "cluster/raft_wire_snap.h"
 #include "proto/proto.h"
 #include "util/kerr.h"
 
@@ -528,6 +529,9 @@ void raft_wire_encode_error(int16_t api_key, int16_t version, int16_t err, buf_t
         proto_end_quorum_epoch_resp_encode(&r, version, out);
         break;
     }
+    case PROTO_API_FETCH_SNAPSHOT:
+        raft_wire_snap_error(version, err, out);
+        break;
     default: {
         proto_fetch_resp_t r;
         proto_fetch_resp_init(&r);

@@ -27,6 +27,7 @@ typedef struct sim_opts_s {
     int crash_per_mille;       /* per node per 100 ms of chaos */
     int cut_per_mille;         /* a link cut or healed, per 100 ms */
     int propose_every_ms;
+    int snap_pct;              /* per node per 100 ms: a snapshot of what it applied */
     int chaos_ms, calm_ms;     /* faults, then none: progress must come */
     int verbose;
 } sim_opts_t;
@@ -38,6 +39,7 @@ typedef struct sim_result_s {
     int64_t calm_commits;      /* committed during the calm */
     int elections;             /* leaders elected */
     int64_t crashes, msgs;
+    int64_t snapshots, installs; /* taken, and fetched by a node behind */
     int64_t first_leader_ms;   /* when the first leader was elected */
 } sim_result_t;
 

@@ -70,7 +70,7 @@ static int run_seeds(int nvoters, int nseeds, uint64_t base)
     sim_opts_t o;
     sim_result_t r;
     int failed = 0;
-    int64_t commits = 0, crashes = 0, elections = 0;
+    int64_t commits = 0, crashes = 0, elections = 0, snaps = 0, installs = 0;
     sim_opts_default(&o);
     o.nvoters = nvoters;
     for (int i = 0; i < nseeds; i++) {
@@ -79,14 +79,21 @@ static int run_seeds(int nvoters, int nseeds, uint64_t base)
         commits += r.committed;
         crashes += r.crashes;
         elections += r.elections;
+        snaps += r.snapshots;
+        installs += r.installs;
         if (r.ok)
             continue;
         failed++;
         printf("FAILED: %d voters, seed %llu (replay: RAFT_SIM_SEED=%llu RAFT_SIM_VOTERS=%d): %s\n",
                nvoters, (unsigned long long)seed, (unsigned long long)seed, nvoters, r.why);
     }
-    printf("%d voters: %d seeds, %d failed; %lld commits, %lld crashes, %lld elections\n",
-           nvoters, nseeds, failed, (long long)commits, (long long)crashes, (long long)elections);
+    printf("%d voters: %d seeds, %d failed; %lld commits, %lld crashes, %lld elections, "
+           "%lld snapshots, %lld installed\n",
+           nvoters, nseeds, failed, (long long)commits, (long long)crashes, (long long)elections,
+           (long long)snaps, (long long)installs);
+    /* the snapshot paths are run, not only compiled */
+    if (nseeds >= 20 && installs == 0)
+        failed++;
     return failed;
 }
 

@@ -1,0 +1,191 @@
+/* 0718-quorum-snapshots: snapshots of a Raft metadata quorum, on three
+ * controller-only nodes that take one every KB of records
+ * (metadata.log.max.record.bytes.between.snapshots) and keep only the
+ * latest (metadata.max.retention.bytes=1, so each new snapshot moves the
+ * log start up to it):
+ *   - with a follower killed, 60 changes commit on the leader: its
+ *     metadata log dir holds exactly one .checkpoint, past where the
+ *     killed follower's log ends, and no .part file;
+ *   - the follower restarts: its fetch is below the leader's log start, so
+ *     it fetches the snapshot (FetchSnapshot) and catches up from it: its
+ *     log restarts at a snapshot's end offset (its first segment's base
+ *     offset), it holds that snapshot's file, and it describes the last
+ *     change;
+ *   - kill -9 of the leader: the node that caught up from the snapshot and
+ *     the third elect a new leader, which takes a change, and the old leader
+ *     restarts and catches up too;
+ *   - Kafka 4.4's DumpLogSegments (--cluster-metadata-decoder) reads the
+ *     snapshot the follower fetched, and finds one of the changes in it.
+ * Strand's own files and log layout are checked, so it does not run
+ * against Kafka (whose metadata log start moves only with whole 8 MB
+ * segments: a follower catches up from the log there). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib/cluster.h"
+#include "testlib/kraft.h"
+#include "testlib/testlib.h"
+
+#define N 3
+#define CHANGES 60
+
+static const char *const extra[] = {"metadata.log.max.record.bytes.between.snapshots=1024",
+                                    "metadata.max.retention.bytes=1", NULL};
+
+typedef struct snap_files {
+    int nsnaps, nparts;
+    long long last_end;   /* the latest snapshot's end offset, -1: none */
+    char last[64];
+    long long first_base; /* the first segment's base offset, -1: none */
+} snap_files;
+
+static void metadata_dir(tl_node *node, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/data/__cluster_metadata-0", node->dir);
+}
+
+static void scan(tl_node *node, snap_files *s)
+{
+    char dir[PATH_MAX + 64];
+    struct dirent *e;
+    metadata_dir(node, dir, sizeof(dir));
+    DIR *d = opendir(dir);
+    memset(s, 0, sizeof(*s));
+    s->last_end = s->first_base = -1;
+    TL_ASSERT(d, "cannot read %s", dir);
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        long long off = strtoll(e->d_name, NULL, 10);
+        if (n > 5 && !strcmp(e->d_name + n - 5, ".part"))
+            s->nparts++;
+        if (n == 42 && !strcmp(e->d_name + 31, ".checkpoint")) {
+            s->nsnaps++;
+            if (off > s->last_end) {
+                s->last_end = off;
+                snprintf(s->last, sizeof(s->last), "%s", e->d_name);
+            }
+        }
+        if (n == 24 && !strcmp(e->d_name + 20, ".log") && (s->first_base < 0 || off < s->first_base))
+            s->first_base = off;
+    }
+    closedir(d);
+}
+
+static char *run_cmd(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    size_t len = 0, cap = 1 << 16;
+    char *out = malloc(cap);
+    TL_ASSERT(f && out, "cannot run %s", cmd);
+    for (size_t r; (r = fread(out + len, 1, cap - len - 1, f)) > 0;) {
+        len += r;
+        if (cap - len < 2)
+            out = realloc(out, cap *= 2);
+    }
+    out[len] = 0;
+    pclose(f);
+    return out;
+}
+
+/* DumpLogSegments reads the snapshot and finds one of the changes in it
+ * (the one it was taken after: the log after it holds the rest). */
+static void dump_snapshot(const char *path, const char *want)
+{
+    char cmd[4096], cp[2048] = "", needle[128];
+    const char *src = getenv("STRAND_SRCDIR");
+    if (!src || system("command -v java >/dev/null 2>&1") != 0) {
+        tl_log("no java, or STRAND_SRCDIR unset: DumpLogSegments not run");
+        return;
+    }
+    snprintf(cmd, sizeof(cmd), "'%s/scripts/kafka-ref.sh' classpath 2>/dev/null", src);
+    FILE *f = popen(cmd, "r");
+    if (!f || !fgets(cp, sizeof(cp), f) || pclose(f) != 0 || !*cp) {
+        tl_log("Kafka's jars are not to be had: DumpLogSegments not run");
+        return;
+    }
+    cp[strcspn(cp, "\n")] = 0;
+    snprintf(cmd, sizeof(cmd),
+             "java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp '%s' "
+             "org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder "
+             "--files '%s' 2>&1",
+             cp, path);
+    char *out = run_cmd(cmd);
+    TL_ASSERT(!strstr(out, "Exception") && !strstr(out, "isvalid: false") &&
+                  strstr(out, "Snapshot end offset: ") && strstr(out, "SnapshotFooter"),
+              "DumpLogSegments did not read the snapshot:\n%s", out);
+    snprintf(needle, sizeof(needle), "\"name\":\"log.retention.ms\",\"value\":\"%s", want);
+    TL_ASSERT(strstr(out, needle), "the snapshot lacks %s:\n%s", needle, out);
+    free(out);
+}
+
+static int other_than(int a, int b)
+{
+    for (int id = 1; id <= N; id++)
+        if (id != a && id != b)
+            return id;
+    return 0;
+}
+
+int main(void)
+{
+    tl_init("0718-quorum-snapshots");
+    if (tl_is_kafka())
+        tl_skip("Strand's snapshot files and log layout are checked");
+    tl_cluster *c = tl_cluster_new("0718-quorum-snapshots", TL_QUORUM_SHARED);
+    tl_kraft_view v;
+    snap_files lf, ff;
+    char value[32], path[PATH_MAX + 160];
+
+    tl_cluster_add_n(c, N, TL_ROLE_CONTROLLER, extra);
+    tl_cluster_start(c);
+    int leader = tl_kraft_find_leader(c, 0, 30, &v);
+    TL_ASSERT(leader > 0, "no leader");
+    tl_kraft_wait_hw(c, leader, &v);
+    int f = leader % N + 1;
+    tl_kraft_wait_caught_up(c, f, 20);
+    tl_node_kill9(tl_cluster_node(c, f));
+
+    for (int i = 0; i < CHANGES; i++) {
+        snprintf(value, sizeof(value), "%d", 1000000 + i);
+        TL_ASSERT_EQ(tl_kraft_alter_default(tl_cluster_node(c, leader), value), 0);
+    }
+    tl_kraft_describe(tl_cluster_node(c, leader), &v);
+    scan(tl_cluster_node(c, leader), &lf);
+    tl_log("leader %d: high watermark %lld, %d snapshot(s), latest %s", leader, (long long)v.hw,
+           lf.nsnaps, lf.last);
+    TL_ASSERT_EQ(lf.nsnaps, 1);
+    TL_ASSERT_EQ(lf.nparts, 0);
+    TL_ASSERT(lf.last_end > v.end[f], "the leader's log start %lld is not past node %d's end %lld",
+              lf.last_end, f, (long long)v.end[f]);
+
+    tl_node_start(tl_cluster_node(c, f));
+    tl_kraft_wait_caught_up(c, f, 30);
+    tl_kraft_wait_default(c, value);
+    scan(tl_cluster_node(c, f), &ff);
+    tl_log("node %d: first segment at %lld, latest snapshot %s", f, ff.first_base, ff.last);
+    TL_ASSERT(ff.first_base > 0 && ff.nsnaps >= 1 && ff.nparts == 0,
+              "node %d did not restart its log at a snapshot (first segment %lld, %d snapshots)",
+              f, ff.first_base, ff.nsnaps);
+    TL_ASSERT(ff.last_end >= ff.first_base, "no snapshot at node %d's log start", f);
+    metadata_dir(tl_cluster_node(c, f), path, sizeof(path));
+    size_t at = strlen(path);
+    snprintf(path + at, sizeof(path) - at, "/%s", ff.last);
+    dump_snapshot(path, "10000");
+
+    /* the node that caught up from a snapshot can lead */
+    tl_node_kill9(tl_cluster_node(c, leader));
+    int next = tl_kraft_find_leader(c, v.epoch, 30, &v);
+    TL_ASSERT(next > 0 && next != leader, "no new leader after the kill");
+    tl_kraft_wait_hw(c, next, &v);
+    TL_ASSERT_EQ(tl_kraft_alter_default_retry(tl_cluster_node(c, next), "4444444"), 0);
+    tl_kraft_wait_default(c, "4444444");
+    tl_node_start(tl_cluster_node(c, leader));
+    tl_kraft_wait_caught_up(c, leader, 30);
+    tl_kraft_wait_default(c, "4444444");
+    tl_log("new leader %d (the third node is %d)", next, other_than(leader, f));
+    tl_cluster_stop(c);
+    tl_cluster_free(c);
+    return tl_done();
+}
