@@ -14,6 +14,10 @@
  *   - kill -9 of the leader: the node that caught up from the snapshot and
  *     the third elect a new leader, which takes a change, and the old leader
  *     restarts and catches up too;
+ *   - a broker (an observer) killed at the same time, while a topic of its
+ *     replicas is deleted and another created, catches up from a snapshot
+ *     too: the deleted topic's directories go, the new one's are made, and
+ *     its Metadata has the new topic and not the deleted one;
  *   - Kafka 4.4's DumpLogSegments (--cluster-metadata-decoder) reads the
  *     snapshot the follower fetched, and finds one of the changes in it.
  * Strand's own files and log layout are checked, so it does not run
@@ -24,11 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "0200-admin.h"
 #include "testlib/cluster.h"
 #include "testlib/kraft.h"
 #include "testlib/testlib.h"
 
-#define N 3
+#define N 3 /* controllers 1-3; brokers 4 and 5 */
+#define B1 4
+#define B2 5
 #define CHANGES 60
 
 static const char *const extra[] = {"metadata.log.max.record.bytes.between.snapshots=1024",
@@ -120,6 +127,74 @@ static void dump_snapshot(const char *path, const char *want)
     free(out);
 }
 
+/* How many of node's partition directories belong to topic. */
+static int topic_dirs(tl_node *node, const char *topic)
+{
+    char dir[PATH_MAX + 16], prefix[128];
+    struct dirent *e;
+    int n = 0;
+    snprintf(dir, sizeof(dir), "%s/data", node->dir);
+    snprintf(prefix, sizeof(prefix), "%s-", topic);
+    DIR *d = opendir(dir);
+    TL_ASSERT(d, "cannot read %s", dir);
+    while ((e = readdir(d)))
+        n += !strncmp(e->d_name, prefix, strlen(prefix)) && !strstr(e->d_name, "delete");
+    closedir(d);
+    return n;
+}
+
+static void wait_dirs(tl_node *node, const char *topic, int want)
+{
+    for (int i = 0; i < 300 && topic_dirs(node, topic) != want; i++)
+        usleep(100 * 1000);
+    TL_ASSERT_EQ(topic_dirs(node, topic), want);
+}
+
+/* Both brokers are in b's Metadata (registered, and known to it). */
+static void wait_brokers(tl_node *b)
+{
+    rd_kafka_t *rk = adm_client(b->bootstrap);
+    int n = 0;
+    for (int i = 0; i < 300 && n != 2; i++) {
+        const struct rd_kafka_metadata *md;
+        if (rd_kafka_metadata(rk, 0, NULL, &md, 2000) == 0) {
+            n = md->broker_cnt;
+            rd_kafka_metadata_destroy(md);
+        }
+        if (n != 2)
+            usleep(100 * 1000);
+    }
+    TL_ASSERT_EQ(n, 2);
+    rd_kafka_destroy(rk);
+}
+
+/* CreateTopics through bs, retried while the brokers are unfenced. */
+static void create(const char *bs, const char *topic)
+{
+    rd_kafka_t *rk = adm_client(bs);
+    char msg[256];
+    int err = -1;
+    for (int i = 0; i < 100 && err; i++) {
+        err = adm_create(rk, topic, 2, 2, NULL, 0, msg, sizeof(msg));
+        if (err)
+            usleep(200 * 1000);
+    }
+    TL_ASSERT(err == 0, "CreateTopics %s: %d %s", topic, err, msg);
+    rd_kafka_destroy(rk);
+}
+
+static void check_broker_metadata(tl_node *b)
+{
+    rd_kafka_t *rk = adm_client(b->bootstrap);
+    int n = 0;
+    for (int i = 0; i < 100 && (n = adm_nparts(rk, "snap-new")) != 2; i++)
+        usleep(100 * 1000);
+    TL_ASSERT_EQ(n, 2);
+    TL_ASSERT_EQ(adm_nparts(rk, "snap-kept"), 2);
+    TL_ASSERT_EQ(adm_nparts(rk, "snap-gone"), 0);
+    rd_kafka_destroy(rk);
+}
+
 static int other_than(int a, int b)
 {
     for (int id = 1; id <= N; id++)
@@ -139,13 +214,24 @@ int main(void)
     char value[32], path[PATH_MAX + 160];
 
     tl_cluster_add_n(c, N, TL_ROLE_CONTROLLER, extra);
+    tl_cluster_add_n(c, 2, TL_ROLE_BROKER, extra);
     tl_cluster_start(c);
+    tl_node *b1 = tl_cluster_node(c, B1), *b2 = tl_cluster_node(c, B2);
+    wait_brokers(b1);
+    create(b1->bootstrap, "snap-gone");
+    create(b1->bootstrap, "snap-kept");
+    wait_dirs(b2, "snap-gone", 2);
     int leader = tl_kraft_find_leader(c, 0, 30, &v);
     TL_ASSERT(leader > 0, "no leader");
     tl_kraft_wait_hw(c, leader, &v);
     int f = leader % N + 1;
     tl_kraft_wait_caught_up(c, f, 20);
     tl_node_kill9(tl_cluster_node(c, f));
+    tl_node_kill9(b2);
+    rd_kafka_t *rk = adm_client(b1->bootstrap);
+    TL_ASSERT_EQ(adm_delete(rk, "snap-gone"), 0);
+    rd_kafka_destroy(rk);
+    create(b1->bootstrap, "snap-new");
 
     for (int i = 0; i < CHANGES; i++) {
         snprintf(value, sizeof(value), "%d", 1000000 + i);
@@ -161,7 +247,14 @@ int main(void)
               lf.last_end, f, (long long)v.end[f]);
 
     tl_node_start(tl_cluster_node(c, f));
+    tl_node_start(b2);
     tl_kraft_wait_caught_up(c, f, 30);
+    wait_dirs(b2, "snap-new", 2);
+    wait_dirs(b2, "snap-gone", 0);
+    check_broker_metadata(b2);
+    scan(b2, &ff);
+    tl_log("broker %d: first segment at %lld, latest snapshot %s", B2, ff.first_base, ff.last);
+    TL_ASSERT(ff.first_base > 0, "broker %d did not restart its log at a snapshot", B2);
     tl_kraft_wait_default(c, value);
     scan(tl_cluster_node(c, f), &ff);
     tl_log("node %d: first segment at %lld, latest snapshot %s", f, ff.first_base, ff.last);
