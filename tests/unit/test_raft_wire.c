@@ -2,11 +2,13 @@
  * message at every version Kafka 4.4 accepts goes through the generated
  * encoder and back through the decoder with its fields intact; the
  * receiver's checks (cluster id, the metadata partition, the voter key);
- * a top-level error; the batch headers of a run of records. */
+ * a top-level error; the batch headers of a run of records; FetchSnapshot
+ * both ways at both versions, and its checks. */
 #include <string.h>
 
 #include "cluster/meta_log.h"
 #include "cluster/raft_wire.h"
+#include "cluster/raft_wire_snap.h"
 #include "proto/proto.h"
 #include "tests/unit/unit.h"
 #include "util/kerr.h"
@@ -234,6 +236,49 @@ static void test_batches(void)
     buf_free(&b);
 }
 
+static void test_fetch_snapshot(void)
+{
+    raft_wire_t w1 = wire(1), w2 = wire(2);
+    static const uint8_t slice[5] = {1, 2, 3, 4, 5};
+    for (int16_t v = 0; v <= 1; v++) {
+        raft_snap_req_t q = {3, 4096, 7, 1234, 6, 100}, got;
+        buf_t b;
+        int other = -1;
+        buf_init(&b);
+        raft_wire_snap_req(&w1, &q, v, &b);
+        CU_ASSERT_EQUAL(raft_wire_snap_req_decode(&w2, v, b.p, b.len, &arena, &got, &other), 0);
+        CU_ASSERT_EQUAL(other, 0);
+        CU_ASSERT(got.replica_id == 3 && got.max_bytes == 4096 && got.leader_epoch == 7 &&
+                  got.end_offset == 1234 && got.epoch == 6 && got.position == 100);
+        b.len = 0;
+        raft_snap_resp_t r = {0, 2, 7, 1234, 6, 105, 100, slice, 5}, back;
+        raft_wire_snap_resp(&w2, &r, v, &b);
+        CU_ASSERT_EQUAL(raft_wire_snap_resp_decode(v, b.p, b.len, &arena, &back), 0);
+        CU_ASSERT_EQUAL(back.err, 0);
+        CU_ASSERT_EQUAL(back.leader_id, 2);
+        CU_ASSERT_EQUAL(back.leader_epoch, 7);
+        CU_ASSERT_EQUAL(back.end_offset, 1234);
+        CU_ASSERT_EQUAL(back.epoch, 6);
+        CU_ASSERT_EQUAL(back.size, 105);
+        CU_ASSERT_EQUAL(back.position, 100);
+        CU_ASSERT(back.len == 5 && memcmp(back.bytes, slice, 5) == 0);
+        b.len = 0;
+        raft_wire_snap_error(v, KERR_INVALID_REQUEST, &b);
+        CU_ASSERT_EQUAL(raft_wire_snap_resp_decode(v, b.p, b.len, &arena, &back), 0);
+        CU_ASSERT_EQUAL(back.err, KERR_INVALID_REQUEST);
+        /* another cluster's request */
+        raft_wire_t stranger = wire(1);
+        stranger.cluster_id = "AAAAAAAAAAAAAAAAAAAAAA";
+        b.len = 0;
+        raft_wire_snap_req(&stranger, &q, v, &b);
+        CU_ASSERT_EQUAL(raft_wire_snap_req_decode(&w2, v, b.p, b.len, &arena, &got, &other),
+                        KERR_INCONSISTENT_CLUSTER_ID);
+        CU_ASSERT_EQUAL(raft_wire_snap_req_decode(&w2, v, b.p, 3, &arena, &got, &other), -1);
+        buf_free(&b);
+        arena_reset(&arena);
+    }
+}
+
 int main(void)
 {
     arena_init(&arena, 4096);
@@ -245,6 +290,7 @@ int main(void)
     CU_add_test(s, "the receiver's checks", test_checks);
     CU_add_test(s, "top-level error", test_error);
     CU_add_test(s, "batch headers", test_batches);
+    CU_add_test(s, "FetchSnapshot", test_fetch_snapshot);
     int rc = unit_run();
     arena_destroy(&arena);
     return rc;
