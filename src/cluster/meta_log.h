@@ -83,6 +83,7 @@ typedef struct meta_log_s {
     void *on_active_arg;
     int active;
     struct meta_install_s *install;   /* a fetched snapshot waiting to replace the image */
+    uint64_t apply_retry;             /* net_timer_id_t: a failed read tried again, or 0 */
 } meta_log_t;
 
 /* The metadata log's end offset and high watermark (DescribeQuorum). */

@@ -46,6 +46,10 @@ void meta_log_use_raft(meta_log_t *ml, struct raft_node_s *raft, void (*on_activ
 {
     if (!raft)
         mlq_fail_all(ml, KERR_NOT_CONTROLLER); /* the quorum is going: nothing will commit */
+    if (!raft && ml->apply_retry && ml->loop) {
+        net_timer_cancel(ml->loop, ml->apply_retry);
+        ml->apply_retry = 0;
+    }
     ml->raft = raft;
     ml->active = 0;
     ml->on_active = on_active;
@@ -146,6 +150,24 @@ static void mlq_applied(void *arg)
         mlq_pump(ml);
 }
 
+static void mlq_retry(net_loop_t *loop, void *data)
+{
+    meta_log_t *ml = data;
+    (void)loop;
+    ml->apply_retry = 0;
+    if (ml->raft && !ml->applying && !ml->pumping)
+        mlq_pump(ml);
+}
+
+/* A committed batch that cannot be read now (a read racing a log change,
+ * an I/O error) is tried again soon, not only when the high watermark
+ * next moves (an idle quorum would leave the image behind). */
+static void mlq_retry_later(meta_log_t *ml)
+{
+    if (ml->loop && !ml->apply_retry)
+        ml->apply_retry = net_timer_add(ml->loop, 100, mlq_retry, ml);
+}
+
 /* The next committed batch: 1 when one was handed to the listener (or
  * passed over), 0 when there is none (or it cannot be read). */
 static int mlq_next(meta_log_t *ml)
@@ -155,9 +177,10 @@ static int mlq_next(meta_log_t *ml)
     buf_init(&b);
     if (raft_node_read(ml->raft, ml->last_applied + 1, 1, &b) != 0 || b.len == 0 ||
         log_batch_hdr_parse(b.p, b.len, &h) < 0) {
-        lg_error("metadata quorum: cannot read the committed batch at %lld",
+        lg_error("metadata quorum: cannot read the committed batch at %lld; trying again",
                  (long long)ml->last_applied + 1);
         buf_free(&b);
+        mlq_retry_later(ml);
         return 0;
     }
     int64_t last = h.base_offset + h.last_offset_delta;
