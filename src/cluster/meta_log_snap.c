@@ -82,6 +82,8 @@ static void meta_snap_job_done(net_job_t *job)
         ml->snap_bytes -= sj->covered;
         ml->snap_ms = sj->now_ms;
         lg_info("metadata snapshot %s written (%zu bytes)", name, sj->bytes.len);
+        if (ml->raft) /* fetches below the log start are sent to it */
+            raft_snapshot_latest(raft_node_core(ml->raft), sj->id.end_offset, sj->id.epoch);
         if (meta_log_retain(ml, sj->now_ms) < 0)
             lg_warn("metadata log: cleaning before the snapshot failed: %s", strerror(errno));
     }

@@ -182,6 +182,12 @@ static void load_disk(raft_t *raft, const raft_disk_t *disk)
 {
     raft->log_start = disk->log_start;
     raft->snap_epoch = disk->snap_epoch;
+    raft->latest_end = disk->log_start;
+    raft->latest_epoch = disk->snap_epoch;
+    if (disk->latest_end > disk->log_start && disk->latest_end <= disk->log_end) {
+        raft->latest_end = disk->latest_end;
+        raft->latest_epoch = disk->latest_epoch;
+    }
     raft->end = raft->durable = disk->log_end;
     raft->hw = disk->log_start;
     for (int i = 0; i < disk->nepochs; i++)

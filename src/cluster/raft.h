@@ -142,8 +142,10 @@ typedef struct raft_config_s {
 /* What the node found on disk at start-up. */
 typedef struct raft_disk_s {
     int32_t epoch, leader_id, voted_id; /* quorum-state; 0, -1, -1 if none */
-    int64_t log_start;       /* the latest snapshot's end offset, or 0 */
-    int32_t snap_epoch;      /* its epoch, or 0 */
+    int64_t log_start;       /* where the log starts: a snapshot's end, or 0 */
+    int32_t snap_epoch;      /* that snapshot's epoch, or 0 */
+    int64_t latest_end;      /* the latest snapshot (0: none but the above) */
+    int32_t latest_epoch;
     int64_t log_end;         /* all durable */
     const raft_batch_t *epochs; /* each epoch's first batch in the log, in
                                    order (a batch per epoch suffices) */
@@ -187,6 +189,9 @@ void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_
 void raft_snapshot_failed(raft_t *raft, int64_t now_ms);
 /* A good FetchSnapshot answer came from the leader: it is alive. */
 void raft_snapshot_progress(raft_t *raft, int64_t now_ms);
+/* A snapshot of the committed log up to offset now exists (the latest):
+ * a fetch below the log start is sent to it, as Kafka sends the latest. */
+void raft_snapshot_latest(raft_t *raft, int64_t offset, int32_t epoch);
 /* On the leader: replica id fetched a part of a snapshot (it counts as
  * heard from, as a fetch does, for check-quorum). */
 void raft_snapshot_served(raft_t *raft, int32_t id, int64_t now_ms);

@@ -98,7 +98,7 @@ void raft_leader_tick(raft_t *raft, int64_t now_ms)
 
 /* The fetch checks of KRaft's log: below the start, or at it with
  * another epoch, or with a last fetched epoch older than the snapshot's
- * (where it ends is gone with the log before the snapshot), the
+ * (where it ends is gone with the log before the snapshot), the latest
  * snapshot; a last fetched epoch that ends before the fetch offset in our
  * log (or that we do not have), the diverging epoch and its end. Returns
  * 1 when valid. */
@@ -108,8 +108,8 @@ static int check_fetch(const raft_t *raft, const raft_msg_t *req, raft_msg_t *re
         (raft->log_start > 0 && (req->fetch_offset == raft->log_start
                                      ? req->last_fetched_epoch != raft->snap_epoch
                                      : req->last_fetched_epoch < raft->snap_epoch))) {
-        resp->snap_end = raft->log_start;
-        resp->snap_epoch = raft->snap_epoch;
+        resp->snap_end = raft->latest_end;
+        resp->snap_epoch = raft->latest_epoch;
         return 0;
     }
     if (req->fetch_offset == 0 && req->last_fetched_epoch <= 0)

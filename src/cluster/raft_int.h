@@ -32,6 +32,9 @@ struct raft_s {
     /* the log's shape */
     int64_t log_start;
     int32_t snap_epoch;
+    int64_t latest_end;    /* the latest snapshot (a fetch below the start
+                              is sent to it), or -1 */
+    int32_t latest_epoch;
     int64_t end, durable, hw;
     raft_batch_t *epochs;  /* owned; base: each epoch's first offset */
     int nepochs, capepochs;

@@ -118,6 +118,11 @@ int rn_disk_load(raft_node_t *node, raft_disk_t *disk, raft_batch_t **epochs, ch
     disk->voted_id = st.voted_id;
     disk->log_start = log_start_offset(node->log);
     disk->snap_epoch = disk->log_start > 0 ? rn_start_epoch(node) : 0;
+    meta_snap_id_t latest;
+    if (meta_snap_latest(log_dir(node->log), &latest) == 1) {
+        disk->latest_end = latest.end_offset;
+        disk->latest_epoch = latest.epoch;
+    }
     disk->log_end = log_end_offset(node->log);
     disk->nepochs = rn_epochs(node->log, epochs);
     disk->epochs = *epochs;

@@ -22,8 +22,8 @@ void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_
     if (!raft_snapshot_wanted(raft, offset, epoch))
         return;
     raft->snap_want_end = -1;
-    raft->log_start = raft->end = raft->durable = offset;
-    raft->snap_epoch = epoch;
+    raft->log_start = raft->end = raft->durable = raft->latest_end = offset;
+    raft->snap_epoch = raft->latest_epoch = epoch;
     raft->nepochs = 0;
     if (raft->hw < offset) {
         raft->hw = offset;
@@ -58,10 +58,19 @@ void raft_snapshot_served(raft_t *raft, int32_t id, int64_t now_ms)
     p->last_fetch_ms = now_ms;
 }
 
+void raft_snapshot_latest(raft_t *raft, int64_t offset, int32_t epoch)
+{
+    if (offset <= raft->latest_end || offset > raft->hw)
+        return;
+    raft->latest_end = offset;
+    raft->latest_epoch = epoch;
+}
+
 void raft_log_start_moved(raft_t *raft, int64_t offset, int32_t epoch)
 {
     if (offset <= raft->log_start || offset > raft->hw)
         return;
+    raft_snapshot_latest(raft, offset, epoch);
     raft->log_start = offset;
     raft->snap_epoch = epoch;
     while (raft->nepochs > 1 && raft->epochs[1].base <= offset) {

@@ -329,6 +329,7 @@ static void take_snapshot(sim_t *sim, sim_node_t *nd)
     }
     nd->latest_end = end;
     nd->latest_epoch = nd->log[end - 1].epoch;
+    raft_snapshot_latest(nd->raft, end, nd->latest_epoch);
     sim->res->snapshots++;
     if (sim->o->verbose)
         printf("t=%lld node %d snapshot at %lld epoch %d, log start %lld\n", (long long)sim->now,
@@ -489,6 +490,8 @@ static void start_node(sim_t *sim, sim_node_t *nd)
     disk.log_end = nd->len;
     disk.log_start = nd->snap_end;
     disk.snap_epoch = nd->snap_epoch;
+    disk.latest_end = nd->latest_end;
+    disk.latest_epoch = nd->latest_epoch;
     for (int64_t off = nd->snap_end; off < nd->len; off++) {
         if (off > nd->snap_end && nd->log[off].epoch == nd->log[off - 1].epoch)
             continue;
