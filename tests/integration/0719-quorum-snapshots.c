@@ -1,4 +1,4 @@
-/* 0718-quorum-snapshots: snapshots of a Raft metadata quorum, on three
+/* 0719-quorum-snapshots: snapshots of a Raft metadata quorum, on three
  * controller-only nodes that take one every KB of records
  * (metadata.log.max.record.bytes.between.snapshots) and keep only the
  * latest (metadata.max.retention.bytes=1, so each new snapshot moves the
@@ -205,10 +205,10 @@ static int other_than(int a, int b)
 
 int main(void)
 {
-    tl_init("0718-quorum-snapshots");
+    tl_init("0719-quorum-snapshots");
     if (tl_is_kafka())
         tl_skip("Strand's snapshot files and log layout are checked");
-    tl_cluster *c = tl_cluster_new("0718-quorum-snapshots", TL_QUORUM_SHARED);
+    tl_cluster *c = tl_cluster_new("0719-quorum-snapshots", TL_QUORUM_SHARED);
     tl_kraft_view v;
     snap_files lf, ff;
     char value[32], path[PATH_MAX + 160];
