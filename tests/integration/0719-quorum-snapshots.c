@@ -32,6 +32,7 @@
 #include "testlib/cluster.h"
 #include "testlib/kraft.h"
 #include "testlib/testlib.h"
+#include "testlib/tools.h"
 
 #define N 3 /* controllers 1-3; brokers 4 and 5 */
 #define B1 4
@@ -80,45 +81,21 @@ static void scan(tl_node *node, snap_files *s)
     closedir(d);
 }
 
-static char *run_cmd(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    size_t len = 0, cap = 1 << 16;
-    char *out = malloc(cap);
-    TL_ASSERT(f && out, "cannot run %s", cmd);
-    for (size_t r; (r = fread(out + len, 1, cap - len - 1, f)) > 0;) {
-        len += r;
-        if (cap - len < 2)
-            out = realloc(out, cap *= 2);
-    }
-    out[len] = 0;
-    pclose(f);
-    return out;
-}
-
 /* DumpLogSegments reads the snapshot and finds one of the changes in it
  * (the one it was taken after: the log after it holds the rest). */
 static void dump_snapshot(const char *path, const char *want)
 {
-    char cmd[4096], cp[2048] = "", needle[128];
-    const char *src = getenv("STRAND_SRCDIR");
-    if (!src || system("command -v java >/dev/null 2>&1") != 0) {
-        tl_log("no java, or STRAND_SRCDIR unset: DumpLogSegments not run");
+    char cmd[4096], cp[2048], needle[128];
+    if (tl_kafka_classpath(cp, sizeof(cp)) < 0) {
+        tl_log("no java, or Kafka's jars are not to be had: DumpLogSegments not run");
         return;
     }
-    snprintf(cmd, sizeof(cmd), "'%s/scripts/kafka-ref.sh' classpath 2>/dev/null", src);
-    FILE *f = popen(cmd, "r");
-    if (!f || !fgets(cp, sizeof(cp), f) || pclose(f) != 0 || !*cp) {
-        tl_log("Kafka's jars are not to be had: DumpLogSegments not run");
-        return;
-    }
-    cp[strcspn(cp, "\n")] = 0;
     snprintf(cmd, sizeof(cmd),
              "java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp '%s' "
              "org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder "
              "--files '%s' 2>&1",
              cp, path);
-    char *out = run_cmd(cmd);
+    char *out = tl_cmd_output(cmd);
     TL_ASSERT(!strstr(out, "Exception") && !strstr(out, "isvalid: false") &&
                   strstr(out, "Snapshot end offset: ") && strstr(out, "SnapshotFooter"),
               "DumpLogSegments did not read the snapshot:\n%s", out);
