@@ -17,9 +17,11 @@
  *   - a broker (an observer) killed at the same time, while a topic of its
  *     replicas is deleted and another created, catches up from a snapshot
  *     too: the deleted topic's directories go, the new one's are made, and
- *     its Metadata has the new topic and not the deleted one;
+ *     its Metadata has the new topic and not the deleted one, and both
+ *     brokers (their registrations are in the snapshot);
  *   - Kafka 4.4's DumpLogSegments (--cluster-metadata-decoder) reads the
- *     snapshot the follower fetched, and finds one of the changes in it.
+ *     snapshot the follower fetched, and finds one of the changes and the
+ *     brokers' registrations (RegisterBrokerRecord v3) in it.
  * Strand's own files and log layout are checked, so it does not run
  * against Kafka (whose metadata log start moves only with whole 8 MB
  * segments: a follower catches up from the log there). */
@@ -101,6 +103,8 @@ static void dump_snapshot(const char *path, const char *want)
               "DumpLogSegments did not read the snapshot:\n%s", out);
     snprintf(needle, sizeof(needle), "\"name\":\"log.retention.ms\",\"value\":\"%s", want);
     TL_ASSERT(strstr(out, needle), "the snapshot lacks %s:\n%s", needle, out);
+    TL_ASSERT(strstr(out, "{\"type\":\"REGISTER_BROKER_RECORD\",\"version\":3,\"data\":{\"brokerId\":4,"),
+              "the snapshot lacks broker 4's registration:\n%s", out);
     free(out);
 }
 
@@ -169,6 +173,10 @@ static void check_broker_metadata(tl_node *b)
     TL_ASSERT_EQ(n, 2);
     TL_ASSERT_EQ(adm_nparts(rk, "snap-kept"), 2);
     TL_ASSERT_EQ(adm_nparts(rk, "snap-gone"), 0);
+    const struct rd_kafka_metadata *md;
+    TL_ASSERT_EQ(rd_kafka_metadata(rk, 0, NULL, &md, 5000), 0);
+    TL_ASSERT_EQ(md->broker_cnt, 2); /* the registrations came with the snapshot */
+    rd_kafka_metadata_destroy(md);
     rd_kafka_destroy(rk);
 }
 
