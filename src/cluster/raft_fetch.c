@@ -69,8 +69,8 @@ static void send_begin(raft_t *raft, int64_t now_ms)
 }
 
 /* A leader that has not heard from a majority of voters within 1.5
- * fetch timeouts resigns: it may be the one cut off, and its followers
- * may have elected another. */
+ * fetch timeouts resigns, with EndQuorumEpoch as a graceful one: it may
+ * be the one cut off, and its followers may have elected another. */
 static void check_quorum(raft_t *raft, int64_t now_ms)
 {
     int64_t window = raft->cfg.fetch_timeout_ms * 3 / 2;
@@ -84,7 +84,7 @@ static void check_quorum(raft_t *raft, int64_t now_ms)
         raft->check_quorum_at = now_ms + window;
         return;
     }
-    raft_become(raft, RAFT_RESIGNED, now_ms);
+    raft_resign(raft, now_ms);
 }
 
 void raft_leader_tick(raft_t *raft, int64_t now_ms)

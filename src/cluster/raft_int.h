@@ -53,6 +53,13 @@ struct raft_s {
     int64_t fetch_sent_ms;
     int64_t fetch_retry_at;
 
+    /* resigned: the voters (by index) yet to acknowledge its
+     * EndQuorumEpoch, sent again to them until they do or the epoch ends */
+    uint32_t end_unacked;
+    int64_t end_resend_at;
+    int32_t successors[RAFT_MAX_VOTERS];
+    int nsuccessors;
+
     /* leader */
     int64_t epoch_start;
     raft_peer_t peers[RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS];
@@ -89,6 +96,11 @@ void raft_on_begin_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_on_end_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_start_prevote(raft_t *raft, int64_t now_ms);
 void raft_start_election(raft_t *raft, int64_t now_ms);
+
+/* raft_resign.c */
+void raft_resigned_enter(raft_t *raft, const int32_t *successors, int n, int64_t now_ms);
+void raft_resigned_tick(raft_t *raft, int64_t now_ms);
+void raft_on_end_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 
 /* raft_fetch.c */
 void raft_on_fetch_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);

@@ -212,9 +212,5 @@ void raft_resign(raft_t *raft, int64_t now_ms)
         }
         req.successors[j] = raft->peers[i].id;
     }
-    for (int i = 0; i < req.nsuccessors; i++) {
-        req.dst = req.successors[i];
-        raft_send(raft, &req, 0);
-    }
-    raft_become(raft, RAFT_RESIGNED, now_ms);
+    raft_resigned_enter(raft, req.successors, req.nsuccessors, now_ms);
 }
