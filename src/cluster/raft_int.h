@@ -97,6 +97,12 @@ void raft_on_end_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_start_prevote(raft_t *raft, int64_t now_ms);
 void raft_start_election(raft_t *raft, int64_t now_ms);
 
+/* raft_check.c: KRaft's checks of a request before it is acted on; 0 or
+ * the error its answer carries in the partition */
+int16_t raft_check_vote_req(const raft_t *raft, const raft_msg_t *msg);
+int16_t raft_check_leader_notice(const raft_t *raft, const raft_msg_t *msg);
+int16_t raft_check_fetch_req(const raft_msg_t *msg);
+
 /* raft_resign.c */
 void raft_resigned_enter(raft_t *raft, const int32_t *successors, int n, int64_t now_ms);
 void raft_resigned_tick(raft_t *raft, int64_t now_ms);

@@ -217,6 +217,163 @@ static void test_end_on_restart(void)
     raft_free(raft);
 }
 
+/* A follower of node 2 at epoch 3, its log [0, 5) of epoch 3. */
+static raft_t *new_follower(void)
+{
+    static const raft_batch_t ep = {0, 4, 3};
+    raft_t *raft = new_node(3, 2, 5, &ep, 1);
+    CU_ASSERT_EQUAL_FATAL(raft_role(raft), RAFT_FOLLOWER);
+    return raft;
+}
+
+/* The one answer of type to a request, which must be the only output. */
+static const raft_msg_t *answer(raft_t *raft, const raft_msg_t *req, int type)
+{
+    raft_recv(raft, req, 100);
+    drain(raft, 100);
+    CU_ASSERT_EQUAL(nsent, 1);
+    const raft_msg_t *resp = last_sent(type);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(resp);
+    CU_ASSERT_EQUAL(resp->dst, req->src);
+    return resp;
+}
+
+static raft_msg_t vote_req(int32_t src, int32_t epoch, int32_t last_epoch, int64_t last_offset,
+                           int prevote)
+{
+    raft_msg_t m = msg_of(RAFT_VOTE_REQ, src, epoch);
+    m.last_epoch = last_epoch;
+    m.last_offset = last_offset;
+    m.prevote = (int8_t)prevote;
+    return m;
+}
+
+/* Impossible offsets and epochs, an older epoch, no candidate id: refused
+ * in KRaft's order, and a newer epoch in an impossible request is not
+ * taken. */
+static void test_vote_checks(void)
+{
+    static const struct {
+        int32_t src, epoch, last_epoch;
+        int64_t last_offset;
+        int prevote;
+        int16_t err;
+    } cases[] = {
+        {3, 9, 3, -1, 0, KERR_INVALID_REQUEST},        /* negative last offset */
+        {3, 9, -1, 5, 0, KERR_INVALID_REQUEST},        /* negative last epoch */
+        {3, 9, 9, 5, 0, KERR_INVALID_REQUEST},         /* a vote's last epoch = its epoch */
+        {3, 9, 10, 5, 1, KERR_INVALID_REQUEST},        /* a pre-vote's last epoch above it */
+        {3, 2, 3, 5, 1, KERR_INVALID_REQUEST},         /* impossible before fenced */
+        {3, 2, 1, 5, 1, KERR_FENCED_LEADER_EPOCH},     /* an older epoch */
+        {-1, 3, 3, 5, 1, KERR_INVALID_REQUEST},        /* no candidate id */
+        {-1, 1, 1, 5, 1, KERR_FENCED_LEADER_EPOCH},    /* fenced before the id */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        raft_t *raft = new_follower();
+        raft_msg_t req = vote_req(cases[i].src, cases[i].epoch, cases[i].last_epoch,
+                                  cases[i].last_offset, cases[i].prevote);
+        const raft_msg_t *resp = answer(raft, &req, RAFT_VOTE_RESP);
+        CU_ASSERT_EQUAL(resp->err, cases[i].err);
+        CU_ASSERT_EQUAL(resp->granted, 0);
+        CU_ASSERT_EQUAL(resp->epoch, 3);
+        CU_ASSERT_EQUAL(resp->leader_id, 2);
+        CU_ASSERT_EQUAL(raft_epoch(raft), 3);
+        CU_ASSERT_EQUAL(raft_role(raft), RAFT_FOLLOWER);
+        raft_free(raft);
+    }
+    /* a good one for contrast: granted at the new epoch */
+    raft_t *raft = new_follower();
+    raft_msg_t req = vote_req(3, 4, 3, 5, 0);
+    raft_recv(raft, &req, 100);
+    drain(raft, 100);
+    CU_ASSERT_EQUAL(last_sent(RAFT_VOTE_RESP)->err, 0);
+    CU_ASSERT_EQUAL(last_sent(RAFT_VOTE_RESP)->granted, 1);
+    raft_free(raft);
+}
+
+/* A vote naming another voter: the epoch is taken (no leader known at
+ * it), the answer INVALID_VOTER_KEY at it, no vote given. */
+static void test_vote_other_voter(void)
+{
+    raft_t *raft = new_follower();
+    raft_msg_t req = vote_req(3, 4, 3, 5, 0);
+    req.other_voter = 1;
+    raft_recv(raft, &req, 100);
+    drain(raft, 100);
+    const raft_msg_t *resp = last_sent(RAFT_VOTE_RESP);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(resp);
+    CU_ASSERT_EQUAL(resp->err, KERR_INVALID_VOTER_KEY);
+    CU_ASSERT_EQUAL(resp->granted, 0);
+    CU_ASSERT_EQUAL(resp->epoch, 4);
+    CU_ASSERT_EQUAL(resp->leader_id, -1);
+    CU_ASSERT_EQUAL(raft_epoch(raft), 4);
+    CU_ASSERT_EQUAL(raft_voted(raft), -1);
+    raft_free(raft);
+}
+
+/* BeginQuorumEpoch and EndQuorumEpoch without a leader id are refused;
+ * a BeginQuorumEpoch naming another voter is followed all the same (its
+ * leader is the epoch's) and answered INVALID_VOTER_KEY. */
+static void test_notice_checks(void)
+{
+    raft_t *raft = new_follower();
+    raft_msg_t req = msg_of(RAFT_BEGIN_REQ, -1, 5);
+    const raft_msg_t *resp = answer(raft, &req, RAFT_BEGIN_RESP);
+    CU_ASSERT_EQUAL(resp->err, KERR_INVALID_REQUEST);
+    CU_ASSERT_EQUAL(resp->epoch, 3);
+    CU_ASSERT_EQUAL(raft_epoch(raft), 3);
+    req = msg_of(RAFT_END_REQ, -1, 5);
+    resp = answer(raft, &req, RAFT_END_RESP);
+    CU_ASSERT_EQUAL(resp->err, KERR_INVALID_REQUEST);
+    req = msg_of(RAFT_END_REQ, -1, 2);
+    resp = answer(raft, &req, RAFT_END_RESP);
+    CU_ASSERT_EQUAL(resp->err, KERR_FENCED_LEADER_EPOCH);
+    req = msg_of(RAFT_BEGIN_REQ, 3, 5);
+    req.other_voter = 1;
+    raft_recv(raft, &req, 100);
+    drain(raft, 100);
+    resp = last_sent(RAFT_BEGIN_RESP);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(resp);
+    CU_ASSERT_EQUAL(resp->err, KERR_INVALID_VOTER_KEY);
+    CU_ASSERT_EQUAL(resp->epoch, 5);
+    CU_ASSERT_EQUAL(resp->leader_id, 3);
+    CU_ASSERT_EQUAL(raft_leader(raft), 3);
+    raft_free(raft);
+}
+
+/* A fetch with a negative wait, offset or last epoch, or a last epoch
+ * above its own, is INVALID_REQUEST before its epoch is looked at; every
+ * refused fetch carries high watermark -1. */
+static void test_fetch_checks(void)
+{
+    static const struct {
+        int32_t epoch, last_epoch, wait;
+        int64_t offset;
+        int16_t err;
+    } cases[] = {
+        {1, 2, 500, 5, KERR_INVALID_REQUEST},     /* last epoch above its epoch */
+        {1, 0, -1, 5, KERR_INVALID_REQUEST},      /* negative wait */
+        {9, 1, 500, -1, KERR_INVALID_REQUEST},    /* negative offset, newer epoch */
+        {9, -1, 500, 0, KERR_INVALID_REQUEST},    /* negative last epoch */
+        {0, 0, 500, 0, KERR_FENCED_LEADER_EPOCH}, /* valid, older epoch */
+    };
+    raft_t *raft = new_leader();
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        raft_msg_t req = msg_of(RAFT_FETCH_REQ, 3, cases[i].epoch);
+        req.last_fetched_epoch = cases[i].last_epoch;
+        req.max_wait_ms = cases[i].wait;
+        req.fetch_offset = cases[i].offset;
+        const raft_msg_t *resp = answer(raft, &req, RAFT_FETCH_RESP);
+        CU_ASSERT_EQUAL(resp->err, cases[i].err);
+        CU_ASSERT_EQUAL(resp->hw, -1);
+        CU_ASSERT_EQUAL(resp->epoch, 1);
+        CU_ASSERT_EQUAL(resp->leader_id, 1);
+        CU_ASSERT_EQUAL(resp->rec_to, resp->rec_from);
+        CU_ASSERT_EQUAL(raft_role(raft), RAFT_LEADER);
+    }
+    raft_free(raft);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -226,5 +383,9 @@ int main(void)
     CU_add_test(s, "EndQuorumEpoch stops with a newer epoch", test_end_stops_with_epoch);
     CU_add_test(s, "EndQuorumEpoch after a failed check-quorum", test_end_on_check_quorum);
     CU_add_test(s, "EndQuorumEpoch after a restart as leader", test_end_on_restart);
+    CU_add_test(s, "Vote: impossible epochs and offsets", test_vote_checks);
+    CU_add_test(s, "Vote: another voter's key", test_vote_other_voter);
+    CU_add_test(s, "Begin/EndQuorumEpoch: checks", test_notice_checks);
+    CU_add_test(s, "Fetch: impossible positions", test_fetch_checks);
     return unit_run();
 }
