@@ -99,7 +99,8 @@ enum ctl_kind {
     CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
                              current ones, or with replace the whole set */
     CTL_ALLOC_PRODUCER_IDS, /* the next block: the controller's own, or a
-                               broker's (broker_req: its int32 id) */
+                               broker's (broker_req: a bkr_heartbeat_req_t
+                               with its id and epoch) */
     CTL_ALTER_BROKER_CONFIGS, /* name: "" (the cluster-wide default) or this
                                  node's id; kv set (or delete) on top of its
                                  dynamic configs, or with replace the whole
