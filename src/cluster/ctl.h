@@ -107,7 +107,8 @@ enum ctl_kind {
                                  set (ctl_configs.c) */
     CTL_UPDATE_FEATURES,  /* features[0..nfeatures): finalized levels */
     CTL_BOOTSTRAP,        /* the controller's own: a new quorum's first
-                             records (metadata.version) */
+                             records (metadata.version, in a metadata
+                             transaction) */
     CTL_BROKER_REGISTER,  /* a broker's BrokerRegistration (broker_req) */
     CTL_BROKER_HEARTBEAT, /* a broker's BrokerHeartbeat (broker_req) */
     CTL_FENCE_STALE,      /* the controller's own: fence an expired session */
@@ -156,6 +157,8 @@ struct ctl_op_s {
     int replace;
     int validate_only;       /* check only, commit nothing */
     int64_t now_ms;
+    int16_t refuse_err;      /* on a node that is not the active controller:
+                                the refusal's error (0: NOT_CONTROLLER) */
     const void *broker_req;  /* CTL_BROKER_REGISTER: a bkr_register_req_t,
                                 CTL_BROKER_HEARTBEAT: a bkr_heartbeat_req_t
                                 (cluster/bkr.h) */
