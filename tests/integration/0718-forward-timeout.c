@@ -195,6 +195,26 @@ static void check_answers(int fds[4], const int32_t corr[4], double t0)
     arena_reset(&arena);
 }
 
+/* The broker has applied the topic (its CreatePartitions is then refused
+ * for the timeout alone, not for a topic it does not know yet). */
+static void wait_topic_known(tl_node *brk)
+{
+    double until = tl_now() + 10;
+    for (;;) {
+        proto_metadata_resp_t md;
+        int fd = tl_connect(brk->bootstrap, 2000);
+        TL_ASSERT(fd >= 0, "connect to the broker");
+        tl_wire_metadata(fd, &arena, 12, TOPIC, 0, &md);
+        close(fd);
+        int known = md.topics.n == 1 && md.topics.v[0].error_code == 0;
+        arena_reset(&arena);
+        if (known)
+            return;
+        TL_ASSERT(tl_now() < until, "the broker does not know %s", TOPIC);
+        usleep(50000);
+    }
+}
+
 int main(void)
 {
     tl_kraft_view v;
@@ -222,6 +242,7 @@ int main(void)
         usleep(200000);
     }
     TL_ASSERT_EQ(err, 0);
+    wait_topic_known(brk);
 
     tl_node_kill9(ctl);
     int fds[4];
