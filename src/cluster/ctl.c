@@ -255,9 +255,10 @@ static void ctl_start(ctl_t *ctl, ctl_op_t *op)
 {
     ctl_batch_t b = {0};
     if (ctl->quorum && !meta_log_active(ctl->meta)) {
-        /* only the active controller decides (Kafka's NOT_CONTROLLER) */
-        op->err = KERR_NOT_CONTROLLER;
-        snprintf(op->msg, sizeof(op->msg), "%s", CTL_NOT_CONTROLLER_MSG);
+        /* only the active controller decides (Kafka's NOT_CONTROLLER;
+         * a forwarded request that timed out, its caller's error) */
+        op->err = op->refuse_err ? op->refuse_err : KERR_NOT_CONTROLLER;
+        snprintf(op->msg, sizeof(op->msg), "%s", op->refuse_err ? "" : CTL_NOT_CONTROLLER_MSG);
         ctl_finish(ctl, op);
         return;
     }

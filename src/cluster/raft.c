@@ -208,7 +208,7 @@ static void initial_role(raft_t *raft, int64_t now_ms)
         raft_set_state(raft, log_epoch, -1, -1);
         raft_become(raft, RAFT_UNATTACHED, now_ms);
     } else if (raft->leader == raft->cfg.node_id) {
-        raft_become(raft, RAFT_RESIGNED, now_ms);
+        raft_resigned_enter(raft, NULL, 0, now_ms);
     } else if (raft->leader >= 0) {
         raft_become(raft, RAFT_FOLLOWER, now_ms);
     } else {
@@ -289,6 +289,7 @@ void raft_tick(raft_t *raft, int64_t now_ms)
         raft_fetch_tick(raft, now_ms);
         break;
     default:
+        raft_resigned_tick(raft, now_ms);
         election_tick(raft, now_ms);
         if (!raft->voter || raft_fetches_leader(raft))
             raft_fetch_tick(raft, now_ms);
@@ -317,8 +318,10 @@ void raft_recv(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
     case RAFT_FETCH_RESP:
         raft_on_fetch_resp(raft, msg, now_ms);
         break;
-    case RAFT_BEGIN_RESP:
     case RAFT_END_RESP:
+        raft_on_end_resp(raft, msg, now_ms);
+        break;
+    case RAFT_BEGIN_RESP:
         raft_observe(raft, msg->epoch, msg->leader_id, now_ms);
         break;
     default:
@@ -398,6 +401,8 @@ int64_t raft_next_deadline(const raft_t *raft)
         break;
     default:
         t = raft->voter ? raft->election_at : INT64_MAX;
+        if (raft->role == RAFT_RESIGNED && raft->end_unacked)
+            t = min64(t, raft->end_resend_at);
         break;
     }
     if (raft->fetch_inflight)

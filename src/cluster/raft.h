@@ -66,6 +66,9 @@ typedef struct raft_msg_s {
     int type;               /* enum raft_msg_type */
     int32_t src, dst;
     int16_t err;            /* responses: 0 or a Kafka error code */
+    int8_t other_voter;     /* Vote and BeginQuorumEpoch requests: the voter
+                               key they name is not this node's (answered
+                               INVALID_VOTER_KEY once their epoch is seen) */
     int32_t epoch;          /* requests: the sender's epoch (the candidate's,
                                the leader's, the fetcher's); responses: the
                                responder's */

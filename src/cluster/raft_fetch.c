@@ -69,8 +69,8 @@ static void send_begin(raft_t *raft, int64_t now_ms)
 }
 
 /* A leader that has not heard from a majority of voters within 1.5
- * fetch timeouts resigns: it may be the one cut off, and its followers
- * may have elected another. */
+ * fetch timeouts resigns, with EndQuorumEpoch as a graceful one: it may
+ * be the one cut off, and its followers may have elected another. */
 static void check_quorum(raft_t *raft, int64_t now_ms)
 {
     int64_t window = raft->cfg.fetch_timeout_ms * 3 / 2;
@@ -84,7 +84,7 @@ static void check_quorum(raft_t *raft, int64_t now_ms)
         raft->check_quorum_at = now_ms + window;
         return;
     }
-    raft_become(raft, RAFT_RESIGNED, now_ms);
+    raft_resign(raft, now_ms);
 }
 
 void raft_leader_tick(raft_t *raft, int64_t now_ms)
@@ -137,6 +137,22 @@ static void answer_fetch(raft_t *raft, const raft_msg_t *req)
     raft_send(raft, &resp, 0);
 }
 
+/* A refused fetch, as KRaft answers one: no records, no high watermark
+ * (-1), the log start. */
+static void answer_fetch_error(raft_t *raft, const raft_msg_t *req, int16_t err)
+{
+    raft_msg_t resp;
+    raft_msg_reply(raft, req, &resp, RAFT_FETCH_RESP);
+    resp.err = err;
+    if (raft->role == RAFT_RESIGNED)
+        resp.leader_id = -1;
+    resp.fetch_offset = req->fetch_offset;
+    resp.last_fetched_epoch = req->last_fetched_epoch;
+    resp.hw = -1;
+    resp.log_start = raft->log_start;
+    raft_send(raft, &resp, 0);
+}
+
 static void track(raft_t *raft, raft_peer_t *p, const raft_msg_t *req, int64_t now_ms)
 {
     p->end = req->fetch_offset;
@@ -148,15 +164,13 @@ static void track(raft_t *raft, raft_peer_t *p, const raft_msg_t *req, int64_t n
 void raft_on_fetch_req(raft_t *raft, const raft_msg_t *req, int64_t now_ms)
 {
     raft_msg_t resp;
-    if (req->epoch > raft->epoch)
+    int16_t err = raft_check_fetch_req(req);
+    if (!err && req->epoch > raft->epoch)
         raft_observe(raft, req->epoch, -1, now_ms);
-    if (raft->role != RAFT_LEADER || req->epoch != raft->epoch) {
-        raft_msg_reply(raft, req, &resp, RAFT_FETCH_RESP);
-        resp.err = req->epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH : KERR_NOT_LEADER_OR_FOLLOWER;
-        if (raft->role == RAFT_RESIGNED)
-            resp.leader_id = -1;
-        resp.hw = raft->hw;
-        raft_send(raft, &resp, 0);
+    if (!err && (raft->role != RAFT_LEADER || req->epoch != raft->epoch))
+        err = req->epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH : KERR_NOT_LEADER_OR_FOLLOWER;
+    if (err) {
+        answer_fetch_error(raft, req, err);
         return;
     }
     raft_msg_reply(raft, req, &resp, RAFT_FETCH_RESP);
@@ -203,17 +217,12 @@ void raft_fail_parked(raft_t *raft)
 {
     for (int i = 0; i < raft->npeers; i++) {
         raft_peer_t *p = &raft->peers[i];
-        raft_msg_t resp;
         if (!p->parked)
             continue;
         p->parked = 0;
-        raft_msg_reply(raft, &p->park, &resp, RAFT_FETCH_RESP);
-        resp.err = p->park.epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH
-                                               : KERR_NOT_LEADER_OR_FOLLOWER;
-        resp.fetch_offset = p->park.fetch_offset;
-        resp.last_fetched_epoch = p->park.last_fetched_epoch;
-        resp.hw = raft->hw;
-        raft_send(raft, &resp, 0);
+        answer_fetch_error(raft, &p->park, p->park.epoch < raft->epoch
+                                               ? KERR_FENCED_LEADER_EPOCH
+                                               : KERR_NOT_LEADER_OR_FOLLOWER);
     }
 }
 

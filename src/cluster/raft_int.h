@@ -60,6 +60,13 @@ struct raft_s {
     int64_t snap_want_end;
     int32_t snap_want_epoch;
 
+    /* resigned: the voters (by index) yet to acknowledge its
+     * EndQuorumEpoch, sent again to them until they do or the epoch ends */
+    uint32_t end_unacked;
+    int64_t end_resend_at;
+    int32_t successors[RAFT_MAX_VOTERS];
+    int nsuccessors;
+
     /* leader */
     int64_t epoch_start;
     raft_peer_t peers[RAFT_MAX_VOTERS + RAFT_MAX_OBSERVERS];
@@ -96,6 +103,17 @@ void raft_on_begin_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_on_end_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_start_prevote(raft_t *raft, int64_t now_ms);
 void raft_start_election(raft_t *raft, int64_t now_ms);
+
+/* raft_check.c: KRaft's checks of a request before it is acted on; 0 or
+ * the error its answer carries in the partition */
+int16_t raft_check_vote_req(const raft_t *raft, const raft_msg_t *msg);
+int16_t raft_check_leader_notice(const raft_t *raft, const raft_msg_t *msg);
+int16_t raft_check_fetch_req(const raft_msg_t *msg);
+
+/* raft_resign.c */
+void raft_resigned_enter(raft_t *raft, const int32_t *successors, int n, int64_t now_ms);
+void raft_resigned_tick(raft_t *raft, int64_t now_ms);
+void raft_on_end_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 
 /* raft_fetch.c */
 void raft_on_fetch_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
