@@ -155,6 +155,8 @@ void api_raft(api_req_t *req);
 int api_forwarded(const api_req_t *req);
 void api_forward(api_req_t *req, const uint8_t *frame, size_t len);
 int api_forward_create(api_req_t *req, proto_str_t name);
+int api_forward_create_topic(api_node_t *b, const proto_create_topics_req_creatable_topic_t *t,
+                             void (*done)(void *arg, const uint8_t *resp, size_t len), void *arg);
 void api_envelope(api_req_t *req);
 /* api_broker_reg.c: a broker's registration and heartbeats, on a quorum's
  * controller listener. */

@@ -71,3 +71,20 @@ int api_brokers(api_req_t *req, bool with_fenced, api_broker_t **out)
     }
     return n;
 }
+
+int api_broker_alive(api_req_t *req, int32_t id, api_broker_t *out)
+{
+    const meta_image_t *img = ctl_image(req->b->ctl);
+    const mi_broker_t *mb = meta_image_broker(img, id);
+    if (!mb || mb->fenced)
+        return -1;
+    if (id == req->b->cfg.node_id) {
+        api_self(req->b, mb, out);
+        return 0;
+    }
+    const mi_endpoint_t *ep = api_endpoint(mb, api_adv_listener(req->b));
+    if (!ep)
+        return -1;
+    *out = (api_broker_t){mb->id, ep->host, ep->port, mb->rack, mb->fenced};
+    return 0;
+}

@@ -22,5 +22,10 @@ typedef struct api_broker_s {
  * advertises now, listed also when fenced or without a registration. The array
  * and strings live in req's arena or the image. Returns the count. */
 int api_brokers(api_req_t *req, bool with_fenced, api_broker_t **out);
+/* Broker id as Kafka's metadata cache gives an alive broker: registered
+ * and unfenced, at its endpoint of the listener this node advertises
+ * (this node: the endpoint it advertises now). Strings as api_brokers'.
+ * 0, or -1 when it is not alive or has no endpoint. */
+int api_broker_alive(api_req_t *req, int32_t id, api_broker_t *out);
 
 #endif

@@ -157,28 +157,23 @@ static void api_fwd_auto_done(void *arg, const uint8_t *resp, size_t len)
     free(arg);
 }
 
-/* A topic a client asked for (auto.create.topics.enable): a CreateTopics
- * of it, with the broker's num.partitions and default.replication.factor,
+/* A CreateTopics of topic t (version 7, the broker's own client id),
  * sent to the active controller in an Envelope, as Kafka's broker sends
- * it; not waited for (the client is told UNKNOWN_TOPIC_OR_PARTITION and
- * asks again, as against Kafka). Returns 0, or -1 when it could not be
- * sent. */
-int api_forward_create(api_req_t *req, proto_str_t name)
+ * the topics it creates itself; done(arg, resp, len) later with the
+ * EnvelopeResponse body (resp NULL when none came). Returns 0, or -1
+ * when it could not be sent (done is not called). */
+int api_forward_create_topic(api_node_t *b, const proto_create_topics_req_creatable_topic_t *t,
+                             void (*done)(void *arg, const uint8_t *resp, size_t len), void *arg)
 {
     static const uint8_t host[4] = {127, 0, 0, 1};
     proto_create_topics_req_t ct;
-    proto_create_topics_req_creatable_topic_t t;
     proto_req_header_t h;
     proto_envelope_req_t env;
     buf_t frame, body;
 
     proto_create_topics_req_init(&ct);
-    proto_create_topics_req_creatable_topic_init(&t);
-    t.name = name;
-    t.num_partitions = req->b->cfg.num_partitions;
-    t.replication_factor = (int16_t)req->b->cfg.default_replication_factor;
     ct.topics.n = 1;
-    ct.topics.v = &t;
+    ct.topics.v = (proto_create_topics_req_creatable_topic_t *)t;
     ct.timeout_ms = 30000;
     memset(&h, 0, sizeof(h));
     h.api_key = PROTO_API_CREATE_TOPICS;
@@ -194,8 +189,24 @@ int api_forward_create(api_req_t *req, proto_str_t name)
     buf_init(&body);
     proto_envelope_req_encode(&env, 0, &body);
     buf_free(&frame);
+    return b->forward(b->forward_ctx, &body, done, arg);
+}
+
+/* A topic a client asked for (auto.create.topics.enable): a CreateTopics
+ * of it, with the broker's num.partitions and default.replication.factor;
+ * not waited for (the client is told UNKNOWN_TOPIC_OR_PARTITION and
+ * asks again, as against Kafka). Returns 0, or -1 when it could not be
+ * sent. */
+int api_forward_create(api_req_t *req, proto_str_t name)
+{
+    proto_create_topics_req_creatable_topic_t t;
+
+    proto_create_topics_req_creatable_topic_init(&t);
+    t.name = name;
+    t.num_partitions = req->b->cfg.num_partitions;
+    t.replication_factor = (int16_t)req->b->cfg.default_replication_factor;
     void *token = xcalloc(1, 1);
-    if (req->b->forward(req->b->forward_ctx, &body, api_fwd_auto_done, token) < 0) {
+    if (api_forward_create_topic(req->b, &t, api_fwd_auto_done, token) < 0) {
         free(token);
         return -1;
     }

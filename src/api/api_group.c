@@ -1,6 +1,6 @@
-/* FindCoordinator (10), JoinGroup (11), SyncGroup (14), Heartbeat (12)
- * and LeaveGroup (13), the group APIs' table, and the coordinator's
- * lifetime on the broker.
+/* JoinGroup (11), SyncGroup (14), Heartbeat (12) and LeaveGroup (13),
+ * the group APIs' table, and the coordinator's lifetime on the broker
+ * (FindCoordinator is api_group_find.c's).
  *
  * JoinGroup and SyncGroup often wait for other members. The request then
  * parks on its connection (api_conn_t.pending) with a grp_waiter_t in its
@@ -13,6 +13,7 @@
 #include "api/api_group.h"
 #include "api/api_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,74 @@ static void api_group_topic_created(ctl_op_t *op)
     ctl_op_free(op);
 }
 
+/* The error of the active controller's CreateTopics answer in an
+ * EnvelopeResponse body: its response header (v1: correlation id and an
+ * empty tagged section) and CreateTopics v7. REQUEST_TIMED_OUT when none
+ * came or it cannot be read. */
+static int16_t api_group_created_err(const uint8_t *resp, size_t len, arena_t *arena,
+                                     char *msg, size_t msglen)
+{
+    proto_envelope_resp_t env;
+    proto_create_topics_resp_t ct;
+    snprintf(msg, msglen, "no answer");
+    proto_envelope_resp_init(&env);
+    if (!resp || proto_envelope_resp_decode(&env, 0, resp, len, arena) < 0)
+        return KERR_REQUEST_TIMED_OUT;
+    if (env.error_code)
+        return env.error_code;
+    const uint8_t *p = env.response_data.p;
+    int32_t n = env.response_data.len;
+    proto_create_topics_resp_init(&ct);
+    if (n < 5 || p[4] != 0 || proto_create_topics_resp_decode(&ct, 7, p + 5, (size_t)n - 5,
+                                                              arena) < 0 || ct.topics.n != 1)
+        return KERR_REQUEST_TIMED_OUT;
+    proto_str_t m = ct.topics.v[0].error_message;
+    snprintf(msg, msglen, "%.*s", m.p ? (int)m.len : 0, m.p ? m.p : "");
+    return ct.topics.v[0].error_code;
+}
+
+static void api_group_forward_done(void *arg, const uint8_t *resp, size_t len)
+{
+    api_node_t *b = arg;
+    arena_t arena;
+    char msg[256];
+    arena_init(&arena, 256);
+    b->grp_topic_pending = 0;
+    int16_t err = api_group_created_err(resp, len, &arena, msg, sizeof(msg));
+    if (err && err != KERR_TOPIC_ALREADY_EXISTS)
+        lg_error("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(err), msg);
+    arena_destroy(&arena);
+}
+
+/* On a quorum's broker the active controller creates it, as a Kafka
+ * broker has it created: a CreateTopics in an Envelope with
+ * offsets.topic.num.partitions, offsets.topic.replication.factor (3) and
+ * the configs the single node gives it. With fewer unfenced brokers than
+ * the factor the controller refuses it (INVALID_REPLICATION_FACTOR), and
+ * the group APIs answer COORDINATOR_NOT_AVAILABLE until a later try
+ * succeeds, as Kafka's do. */
+static void api_group_forward_topic(api_node_t *b, const grp_log_config_t *cfg,
+                                    const topic_cfg_t *tcfg)
+{
+    cfg_kv_t kv[32];
+    proto_create_topics_req_creatable_topic_config_t cv[32];
+    proto_create_topics_req_creatable_topic_t t;
+    int n = cfg_topic_diff(&b->reg->defaults, tcfg, kv, 32);
+
+    for (int i = 0; i < n; i++) {
+        cv[i].name = (proto_str_t){kv[i].key, (int32_t)strlen(kv[i].key)};
+        cv[i].value = (proto_str_t){kv[i].value, (int32_t)strlen(kv[i].value)};
+    }
+    proto_create_topics_req_creatable_topic_init(&t);
+    t.name = PROTO_STR(GRP_LOG_TOPIC);
+    t.num_partitions = cfg->grp.num_partitions;
+    t.replication_factor = (int16_t)api_group_prop(b, "offsets.topic.replication.factor", 3);
+    t.configs.n = n;
+    t.configs.v = cv;
+    if (api_forward_create_topic(b, &t, api_group_forward_done, b) == 0)
+        b->grp_topic_pending = 1;
+}
+
 /* __consumer_offsets is created on first use, as Kafka does; until its
  * creation is committed the group APIs answer that the coordinator is not
  * available, and clients retry. */
@@ -73,6 +142,10 @@ static void api_group_create_topic(api_node_t *b, const grp_log_config_t *cfg)
     if (b->grp_topic_pending)
         return;
     grp_log_topic_config(&b->reg->defaults, cfg, &tcfg);
+    if (b->forward) {
+        api_group_forward_topic(b, cfg, &tcfg);
+        return;
+    }
     ctl_op_t *op = ctl_op_new_topic(b->ctl, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC),
                                     cfg->grp.num_partitions, &tcfg, net_now_wall_ms());
     op->done = api_group_topic_created;
@@ -87,6 +160,8 @@ grp_coord_t *api_group_coord(api_node_t *b)
     if (b->grp)
         return b->grp;
     grp_config_defaults(&cfg.grp);
+    cfg.img = b->raft ? ctl_image(b->ctl) : NULL;
+    cfg.node_id = b->cfg.node_id;
     cfg.grp.num_partitions = b->cfg.offsets_topic_num_partitions;
     cfg.grp.initial_rebalance_delay_ms = b->cfg.group_initial_rebalance_delay_ms;
     cfg.grp.max_size = (int32_t)api_group_prop(b, "group.max.size", INT32_MAX);
@@ -143,99 +218,6 @@ static char *api_group_client_id(api_req_t *req)
 {
     char *s = api_cstr(req, req->hdr.client_id);
     return s ? s : "";
-}
-
-/* ---- FindCoordinator ---- */
-
-static const char api_group_invalid_msg[] =
-    "This most likely occurs because of a request being malformed by the client library or "
-    "the message was sent to an incompatible broker. See the broker logs for more details.";
-
-typedef struct api_fc_s {
-    int16_t error;
-    int32_t node_id;
-    proto_str_t host;
-    int32_t port;
-    proto_str_t message;
-} api_fc_t;
-
-/* One key. Groups are ours, unless their __consumer_offsets partition is
- * offline (Kafka finds no leader for it). Transactions would be too, but
- * there is no transaction coordinator yet: their keys get what Kafka
- * answers a client that may not use that transactional id, the one answer
- * on which both the Java producer and librdkafka fail at once instead of
- * retrying (COORDINATOR_NOT_AVAILABLE had them wait forever), with a
- * message that says why (librdkafka shows it). Error messages as Kafka's:
- * v0-3 give the error's text ("NONE" on success), v4+ an empty one except
- * for a malformed key type. */
-static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_t *out)
-{
-    int v4 = req->hdr.api_version >= 4;
-    grp_coord_t *c = key_type == 0 ? api_group_coord(req->b) : NULL;
-    char *group = api_cstr(req, key);
-    memset(out, 0, sizeof(*out));
-    out->node_id = -1;
-    out->port = -1;
-    out->host = PROTO_STR("");
-    if (c && !grp_find_coordinator(c, group ? group : "")) {
-        const char *host;
-        int port;
-        host = req->b->adv_host;
-        port = req->b->adv_port;
-        out->node_id = req->b->cfg.node_id;
-        out->host = api_group_str(req, host);
-        out->port = port;
-        out->message = v4 ? PROTO_STR("") : PROTO_STR("NONE");
-    } else if (key_type == 1) {
-        out->error = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        out->message = PROTO_STR(API_TXN_UNSUPPORTED_MSG);
-    } else if (key_type == 0) {
-        out->error = KERR_COORDINATOR_NOT_AVAILABLE;
-        out->message = v4 ? PROTO_STR("") : PROTO_STR("The coordinator is not available.");
-    } else {
-        out->error = KERR_INVALID_REQUEST;
-        out->message = v4 && key_type == 2 ? PROTO_STR("") : PROTO_STR(api_group_invalid_msg);
-    }
-}
-
-void api_find_coordinator(api_req_t *req)
-{
-    proto_find_coordinator_req_t r;
-    proto_find_coordinator_resp_t resp;
-    api_fc_t fc;
-
-    proto_find_coordinator_req_init(&r);
-    if (proto_find_coordinator_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
-                                          req->arena) < 0) {
-        api_close(req, "malformed FindCoordinator request");
-        return;
-    }
-    proto_find_coordinator_resp_init(&resp);
-    if (req->hdr.api_version < 4) {
-        api_fc_one(req, r.key_type, r.key, &fc);
-        resp.error_code = fc.error;
-        resp.error_message = fc.message;
-        resp.node_id = fc.node_id;
-        resp.host = fc.host;
-        resp.port = fc.port;
-        API_REPLY(req, find_coordinator, &resp);
-        return;
-    }
-    int32_t n = r.coordinator_keys.n < 0 ? 0 : r.coordinator_keys.n;
-    resp.coordinators.n = n;
-    resp.coordinators.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp.coordinators.v));
-    for (int32_t i = 0; i < n; i++) {
-        proto_find_coordinator_resp_coordinator_t *co = &resp.coordinators.v[i];
-        api_fc_one(req, r.key_type, r.coordinator_keys.v[i], &fc);
-        proto_find_coordinator_resp_coordinator_init(co);
-        co->key = r.coordinator_keys.v[i];
-        co->node_id = fc.node_id;
-        co->host = fc.host;
-        co->port = fc.port;
-        co->error_code = fc.error;
-        co->error_message = fc.message;
-    }
-    API_REPLY(req, find_coordinator, &resp);
 }
 
 /* ---- parked JoinGroup / SyncGroup ---- */

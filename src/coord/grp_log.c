@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster/meta_image.h"
 #include "log/log_batch.h"
 #include "partition/part_read.h"
 #include "util/logging.h"
@@ -181,13 +182,26 @@ part_t *grp_log_part(grp_log_t *h, int32_t p)
     return t ? part_get(t, p) : NULL;
 }
 
+bool grp_log_leads(const grp_log_t *h, int32_t p)
+{
+    if (!h->img)
+        return true;
+    const mi_topic_t *mt = meta_image_topic(h->img, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
+    return mt && p >= 0 && p < mt->nparts && mt->parts[p].present &&
+           mt->parts[p].leader == h->node_id;
+}
+
 /* A partition whose log failed (or whose log dir is gone) stays offline
  * until restart; the coordinator then treats its groups as Kafka's treats
- * the groups of a partition it no longer leads. */
+ * the groups of a partition it no longer leads. On a quorum's broker, so
+ * does a partition another broker leads, or none, or one not hosted
+ * here. */
 static bool grp_log_offline(void *ctx, int32_t p)
 {
     grp_log_t *h = ctx;
     topic_t *t = part_topic_get(h->reg, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
+    if (h->img)
+        return !grp_log_leads(h, p) || !t || part_offline(part_get(t, p));
     return t && p >= 0 && p < t->nparts && part_offline(t->parts[p]);
 }
 
@@ -343,10 +357,22 @@ static topic_t *grp_log_topic(part_reg_t *reg, const grp_log_config_t *cfg)
     return t;
 }
 
+/* How many partitions the coordinator spreads groups over: the topic's
+ * here, or on a quorum the image's (this node has only some of them);
+ * 0 when it has none yet. */
+static int32_t grp_log_nparts(const topic_t *t, const grp_log_config_t *cfg)
+{
+    if (!cfg->img)
+        return t->nparts;
+    const mi_topic_t *mt = meta_image_topic(cfg->img, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
+    return mt ? mt->nparts : 0;
+}
+
 grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_config_t *cfg)
 {
     topic_t *t = grp_log_topic(reg, cfg);
-    if (!t)
+    int32_t nparts = t ? grp_log_nparts(t, cfg) : 0;
+    if (nparts <= 0)
         return NULL;
     grp_log_t *h = xcalloc(1, sizeof(*h));
     grp_config_t gc = cfg->grp;
@@ -355,7 +381,9 @@ grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_confi
 
     h->loop = loop;
     h->reg = reg;
-    h->nparts = t->nparts;
+    h->img = cfg->img;
+    h->node_id = cfg->node_id;
+    h->nparts = nparts;
     h->tick_due = INT64_MAX;
     h->load_timer.cb = grp_log_load_step;
     h->compact_timer.cb = grp_log_compact_step;
@@ -369,7 +397,7 @@ grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_confi
     h->compact_at = xcalloc((size_t)h->nparts + 1, sizeof(*h->compact_at));
     for (int32_t i = 0; i < h->nparts; i++)
         h->compact_at[i] = h->compact_min;
-    gc.num_partitions = t->nparts;
+    gc.num_partitions = nparts;
     h->coord = grp_coord_new(&gc, &env);
     for (int32_t i = 0; i < h->nparts; i++)
         grp_load_begin(h->coord, i);

@@ -18,8 +18,15 @@
 
 #define GRP_LOG_TOPIC "__consumer_offsets"
 
+struct meta_image_s;
+
 typedef struct grp_log_config_s {
     grp_config_t grp;
+    /* A quorum's broker: the cluster's image, whose leaders say which
+     * partitions are this node's (node_id); NULL: a single node, which
+     * leads every partition it has. */
+    const struct meta_image_s *img;
+    int32_t node_id;
     int64_t segment_bytes; /* offsets.topic.segment.bytes, 104857600 */
     int32_t commit_timeout_ms; /* offsets.commit.timeout.ms, 5000 */
 } grp_log_config_t;
@@ -29,9 +36,12 @@ typedef struct grp_log_config_s {
 void grp_log_topic_config(const topic_cfg_t *base, const grp_log_config_t *cfg, topic_cfg_t *t);
 /* Opens the coordinator on __consumer_offsets (which the caller creates
  * first, with cfg->grp.num_partitions partitions and
- * grp_log_topic_config: an existing topic keeps its count) and starts
- * replaying it. Returns a coordinator owned by the caller
- * (grp_log_close), or NULL when the topic does not exist. */
+ * grp_log_topic_config: an existing topic keeps its count, on a quorum
+ * the image's) and starts replaying the partitions it has here. It
+ * serves the groups of the partitions it leads: the others are treated
+ * as offline (grp.h): NOT_COORDINATOR, not listed, not written. Returns
+ * a coordinator owned by the caller (grp_log_close), or NULL when the
+ * topic does not exist (here, or in cfg->img). */
 grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_config_t *cfg);
 /* Stops the replay and the timers and frees the coordinator. */
 void grp_log_close(grp_coord_t *c);

@@ -10,6 +10,8 @@
 typedef struct grp_log_s {
     net_loop_t *loop;
     part_reg_t *reg;
+    const struct meta_image_s *img; /* grp_log_config_t's */
+    int32_t node_id;
     grp_coord_t *coord;
     int32_t nparts;
     /* The coordinator's timers: a min-heap on due time, served by one
@@ -45,6 +47,9 @@ typedef struct grp_log_s {
 
 /* The partition of __consumer_offsets, or NULL. */
 part_t *grp_log_part(grp_log_t *h, int32_t p);
+/* true when this node leads partition p: a single node leads every one
+ * it has; a quorum's broker those whose leader in the image is itself. */
+bool grp_log_leads(const grp_log_t *h, int32_t p);
 /* (Re)arms one of the host's own timers. */
 void grp_log_arm(grp_log_t *h, grp_timer_t *t, int64_t ms);
 /* grp_env_t.store: appends recs to partition p through the partition

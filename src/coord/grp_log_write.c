@@ -75,6 +75,8 @@ int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
 
     if (!part)
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (!grp_log_leads(h, p))
+        return KERR_NOT_COORDINATOR; /* as Kafka's write to a partition it does not lead */
     if (!recs->n)
         return KERR_NONE;
     grp_log_write_t *w = xcalloc(1, sizeof(*w));
