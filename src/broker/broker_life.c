@@ -25,6 +25,10 @@
 #include "util/uuid.h"
 
 #define BLIFE_RETRY_MS 200
+/* Until its first unfencing a starting broker heartbeats this often, as
+ * Kafka's does: unfenced as soon as it has caught up with the metadata
+ * log, not one broker.heartbeat.interval.ms later. */
+#define BLIFE_STARTING_MS 10
 
 typedef struct broker_life_s broker_life_t;
 
@@ -35,6 +39,7 @@ struct broker_life_s {
     uint8_t incarnation[16];
     int64_t epoch;         /* -1 until registered */
     int fenced;
+    int running;           /* unfenced once since this start */
     int in_flight;
     int stopping;          /* the calls back of net_out_free arm nothing */
     int want_shutdown;     /* controlled shutdown asked */
@@ -103,6 +108,9 @@ static void blife_on_hb(net_out_t *out, const net_out_resp_t *resp, void *arg)
             l->fenced = r.is_fenced;
             lg_info("broker %d is %s", l->b->node.cfg.node_id, r.is_fenced ? "fenced" : "unfenced");
         }
+        l->running |= !r.is_fenced;
+        if (!l->running)
+            next = BLIFE_STARTING_MS;
         if (l->want_shutdown && r.should_shut_down)
             l->shut = 1;
     }
