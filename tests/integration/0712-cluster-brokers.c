@@ -57,16 +57,7 @@ static void check_idempotent_clients(tl_cluster *c)
     tl_conf_set(conf, "enable.idempotence", "true");
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, conf);
     TL_ASSERT_EQ(tl_create_topic(rk, TOPIC "-idem", 1), 1);
-    for (int i = 0; i < 10; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "idem-%d", i);
-        TL_ASSERT(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(TOPIC "-idem"), RD_KAFKA_V_PARTITION(0),
-                                    RD_KAFKA_V_VALUE(v, strlen(v)),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                    RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR,
-                  "produce");
-    }
-    TL_ASSERT(rd_kafka_flush(rk, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR, "flush");
+    tl_produce_seq(rk, TOPIC "-idem", 0, "idem", 10);
     rd_kafka_destroy(rk);
     int seen = 0;
     rd_kafka_t *cons = tl_consume_from_start(tl_conf(tl_cluster_node(c, 6)->bootstrap),

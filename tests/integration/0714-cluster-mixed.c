@@ -36,16 +36,7 @@ static void check_msg(const rd_kafka_message_t *m, void *arg)
 static void produce_consume(tl_node *b, const char *topic)
 {
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, tl_conf(b->bootstrap));
-    for (int i = 0; i < NMSG; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "mixed-%d", i);
-        TL_ASSERT(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
-                                    RD_KAFKA_V_VALUE(v, strlen(v)),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                    RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR,
-                  "produce");
-    }
-    TL_ASSERT(rd_kafka_flush(rk, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR, "flush");
+    tl_produce_seq(rk, topic, 0, "mixed", NMSG);
     rd_kafka_destroy(rk);
     int seen = 0;
     rd_kafka_t *cons =

@@ -95,6 +95,18 @@ int tl_kraft_start(tl_cluster *c, tl_kraft_view *v)
     return leader;
 }
 
+int tl_kraft_failover(tl_cluster *c, int leader, tl_kraft_view *v)
+{
+    int32_t old_epoch = v->epoch;
+    double t0 = tl_now();
+    tl_node_kill9(tl_cluster_node(c, leader));
+    int next = tl_kraft_find_leader(c, old_epoch, 60, v);
+    TL_ASSERT(next && next != leader, "no new leader after the kill");
+    tl_log("failover: leader %d at epoch %d, %.0f ms after kill -9 of %d (high watermark %lld)",
+           next, v->epoch, (tl_now() - t0) * 1000, leader, (long long)v->hw);
+    return next;
+}
+
 void tl_kraft_wait_hw(tl_cluster *c, int leader, tl_kraft_view *v)
 {
     double until = tl_now() + 10;

@@ -30,6 +30,10 @@ int tl_kraft_describe(tl_node *node, tl_kraft_view *v);
  * time it took from the start and from when all listen, and waits until
  * every voter has caught up: the leader, v its view then. */
 int tl_kraft_start(tl_cluster *c, tl_kraft_view *v);
+/* kill -9 of leader, whose view v is: waits (60 s at most) for another
+ * leader at a higher epoch and logs the failover time; the new leader, v
+ * its view then. */
+int tl_kraft_failover(tl_cluster *c, int leader, tl_kraft_view *v);
 /* The running, unpaused node that describes itself as the leader at an
  * epoch above min_epoch, within timeout_s; 0 when none. */
 int tl_kraft_find_leader(tl_cluster *c, int32_t min_epoch, double timeout_s, tl_kraft_view *out);
