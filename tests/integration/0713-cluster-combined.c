@@ -192,8 +192,9 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     (void)rk;
     (void)opaque;
     TL_ASSERT(m->err == RD_KAFKA_RESP_ERR_NO_ERROR, "delivery: %s", rd_kafka_err2str(m->err));
-    TL_ASSERT(m->offset == (int64_t)(intptr_t)m->_private, "%d: delivered at offset %lld, want %lld",
-              (int)m->partition, (long long)m->offset, (long long)(intptr_t)m->_private);
+    int64_t want = (int64_t)(intptr_t)m->_private; /* the message's index in its partition */
+    TL_ASSERT(m->offset == want, "%d: delivered at offset %lld, want %lld", (int)m->partition,
+              (long long)m->offset, (long long)want);
 }
 
 /* Produce through node `from` (acks=1), consume through node `to`. */
