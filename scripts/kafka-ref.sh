@@ -16,7 +16,9 @@
 # crash). KEY=VAL pairs override the generated server.properties.
 #
 # Environment: KAFKA_REF_VERSION (default 4.4.0), KAFKA_REF_CLUSTER_ID (the
-# cluster id a new DIR is formatted with; default random), KAFKA_REF_CACHE (default
+# cluster id a new DIR is formatted with; default random), KAFKA_REF_FORMAT_ARGS (more
+# arguments of the kafka-storage format of a new DIR, e.g.
+# "--release-version=4.0-IV3 --feature=group.version=0"), KAFKA_REF_CACHE (default
 # <checkout>/.cache/kafka), KAFKA_REF_TIMEOUT (start/stop wait, seconds,
 # default 90), KAFKA_HEAP_OPTS / KAFKA_JVM_PERFORMANCE_OPTS (default: the
 # values of Kafka's own kafka-server-start.sh, so benchmarks compare against
@@ -159,8 +161,10 @@ prepare()
     # A fresh log per run: wait_ready must not find the previous run's line.
     [ -f "$dir/server.log" ] && mv -f "$dir/server.log" "$dir/server.log.1"
     if [ ! -f "$dir/data/meta.properties" ]; then
+        local fmt=()
+        read -r -a fmt <<< "${KAFKA_REF_FORMAT_ARGS:-}"
         java_cmd "$dir" kafka.tools.StorageTool format "--cluster-id=$(cluster_id)" \
-            -c "$dir/server.properties"
+            -c "$dir/server.properties" "${fmt[@]}"
         "${JAVA_ARGS[@]}" > "$dir/format.log" 2>&1 ||
             { cat "$dir/format.log" >&2; die "formatting $dir/data failed"; }
     fi

@@ -5,71 +5,16 @@
 #include <string.h>
 
 #include "api/api_brokers.h"
+#include "api/api_pview.h"
 #include "api/api_util.h"
 #include "cluster/ctl.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
-static int32_t *api_md_self(api_req_t *req)
-{
-    int32_t *v = arena_alloc(req->arena, sizeof(int32_t));
-    *v = req->b->cfg.node_id;
-    return v;
-}
-
-/* One partition. An offline one (part_offline) is shown as Kafka 4.4's
- * controller leaves it once the broker has reported the log dir offline:
- * no leader (LEADER_NOT_AVAILABLE, leader -1) at the next leader epoch,
- * the replica listed in offline_replicas and, with eligible leader
- * replicas on (the default of a new 4.x cluster), out of the ISR. The
- * epoch is not kept: the restart that brings the log back takes it. */
-static void api_md_fill_part(proto_metadata_resp_metadata_response_partition_t *p,
-                             const part_t *part, int creating, int32_t *self)
-{
-    p->replica_nodes.n = p->isr_nodes.n = 1;
-    p->replica_nodes.v = p->isr_nodes.v = self;
-    p->offline_replicas.n = 0;
-    if (creating) { /* its log is being made: no leader yet, clients retry */
-        p->error_code = KERR_LEADER_NOT_AVAILABLE;
-        p->leader_id = -1;
-        p->isr_nodes.n = 0;
-        return;
-    }
-    if (!part_offline(part)) {
-        p->leader_id = *self;
-        p->leader_epoch = part->leader_epoch;
-        return;
-    }
-    p->error_code = KERR_LEADER_NOT_AVAILABLE;
-    p->leader_id = -1;
-    if (part)
-        p->leader_epoch = part->leader_epoch + 1;
-    p->isr_nodes.n = 0;
-    p->offline_replicas.n = 1;
-    p->offline_replicas.v = self;
-}
-
-/* A partition of a quorum's cluster as its controller decided it: the
- * leader, epoch, replicas and ISR of the image (no leader:
- * LEADER_NOT_AVAILABLE, as Kafka). */
-static void api_md_fill_image_part(proto_metadata_resp_metadata_response_partition_t *p,
-                                   const mi_part_t *mp)
-{
-    p->leader_id = mp->leader;
-    p->leader_epoch = mp->leader_epoch;
-    p->replica_nodes.n = mp->nreplicas;
-    p->replica_nodes.v = mp->replicas;
-    p->isr_nodes.n = mp->nisr;
-    p->isr_nodes.v = mp->isr;
-    p->offline_replicas.n = 0;
-    if (mp->leader < 0)
-        p->error_code = KERR_LEADER_NOT_AVAILABLE;
-}
-
 static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_response_topic_t *t,
                               topic_t *topic, int with_ops)
 {
-    int32_t *self = api_md_self(req);
+    api_pview_t v;
     const mi_topic_t *mt = req->b->raft ? meta_image_topic_by_id(ctl_image(req->b->ctl), topic->id)
                                         : NULL;
     if (with_ops)
@@ -85,10 +30,10 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
     for (int32_t i = 0; i < nparts; i++) {
         proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
         t->partitions.v[i].partition_index = i;
-        if (mt && mt->parts[i].present)
-            api_md_fill_image_part(&t->partitions.v[i], &mt->parts[i]);
-        else if (i < topic->nparts)
-            api_md_fill_part(&t->partitions.v[i], topic->parts[i], part_creating(topic, i), self);
+        if (api_pview_get(req, topic, mt, i, &v)) {
+            API_PVIEW_SET(&t->partitions.v[i], &v);
+            t->partitions.v[i].error_code = v.error_code;
+        }
     }
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_pview.h"
 #include "api/api_tools.h"
 #include "api/api_util.h"
 #include "cluster/ctl.h"
@@ -77,53 +78,12 @@ static proto_str_t *api_dtp_names(api_req_t *req, const proto_describe_topic_par
     return v;
 }
 
-/* As Metadata shows the partition (api_metadata.c), without its error
- * code: one whose log is still being made has no leader yet, an offline
- * one (part NULL too) no leader and the replica offline. */
-static void api_dtp_fill_part(api_req_t *req, api_dtp_part_t *p, const part_t *part,
-                              int creating)
-{
-    int32_t *self = arena_alloc(req->arena, sizeof(*self));
-    *self = req->b->cfg.node_id;
-    p->replica_nodes.n = p->isr_nodes.n = 1;
-    p->replica_nodes.v = p->isr_nodes.v = self;
-    p->eligible_leader_replicas.n = p->last_known_elr.n = 0;
-    p->leader_id = -1;
-    if (creating) {
-        p->isr_nodes.n = 0;
-        return;
-    }
-    if (!part_offline(part)) {
-        p->leader_id = *self;
-        p->leader_epoch = part->leader_epoch;
-        return;
-    }
-    if (part)
-        p->leader_epoch = part->leader_epoch + 1;
-    p->isr_nodes.n = 0;
-    p->offline_replicas.n = 1;
-    p->offline_replicas.v = self;
-}
-
-/* A partition of a quorum's cluster as its controller decided it (the
- * image), as Metadata shows it there. */
-static void api_dtp_fill_image(api_dtp_part_t *p, const mi_part_t *mp)
-{
-    p->leader_id = mp->leader;
-    p->leader_epoch = mp->leader_epoch;
-    p->replica_nodes.n = mp->nreplicas;
-    p->replica_nodes.v = mp->replicas;
-    p->isr_nodes.n = mp->nisr;
-    p->isr_nodes.v = mp->isr;
-    p->eligible_leader_replicas.n = p->last_known_elr.n = 0;
-    p->offline_replicas.n = 0;
-}
-
 /* Partitions [start, start + max) of topic into t; returns the index of
  * the first one left out, or -1 when the topic ended. */
 static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *topic,
                                   int32_t start, int32_t max)
 {
+    api_pview_t v;
     const mi_topic_t *mt = req->b->raft ? meta_image_topic_by_id(ctl_image(req->b->ctl), topic->id)
                                         : NULL;
     /* a quorum's broker hosts some partitions; the image has them all */
@@ -140,12 +100,12 @@ static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *t
     for (int32_t i = 0; i < n; i++) {
         proto_describe_topic_partitions_resp_describe_topic_partitions_response_partition_init(
             &t->partitions.v[i]);
-        t->partitions.v[i].partition_index = start + i;
-        if (mt && mt->parts[start + i].present)
-            api_dtp_fill_image(&t->partitions.v[i], &mt->parts[start + i]);
-        else if (start + i < topic->nparts)
-            api_dtp_fill_part(req, &t->partitions.v[i], topic->parts[start + i],
-                              part_creating(topic, start + i));
+        api_dtp_part_t *p = &t->partitions.v[i];
+        p->partition_index = start + i;
+        if (api_pview_get(req, topic, mt, start + i, &v)) { /* its error code not shown */
+            API_PVIEW_SET(p, &v);
+            p->eligible_leader_replicas.n = p->last_known_elr.n = 0;
+        }
     }
     return upper < nparts ? upper : -1;
 }

@@ -136,7 +136,8 @@ int broker_quorum_start(broker_t *b)
     ctl_use_raft(b->node.ctl, b->node.raft);
     /* what the core did while the node was made (its first role) */
     meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
-    lg_info("metadata quorum: node %d, one of %d voters", cfg->node_id, nc.raft.nvoters);
+    lg_info("metadata quorum: node %d, %s %d voters", cfg->node_id,
+            np < cfg->quorum.nvoters ? "one of" : "an observer of", nc.raft.nvoters);
     return 0;
 }
 

@@ -203,15 +203,20 @@ void part_reg_broker_configs(part_reg_t *reg)
         reg->on_broker_config(reg->on_broker_config_arg);
 }
 
-static void part_delta_log_topic(part_reg_t *reg, const uint8_t id[16], int32_t from)
+/* The topic's partition count is the image's: a quorum's broker hosts
+ * only some of them (maybe none). */
+static void part_delta_log_topic(part_reg_t *reg, const meta_image_t *img, const uint8_t id[16],
+                                 int32_t from)
 {
     topic_t *topic = part_topic_by_id(reg, id);
+    const mi_topic_t *mt = meta_image_topic_by_id(img, id);
     if (!topic)
         return;
+    int32_t n = mt ? mt->nparts : topic->nparts;
     if (from == 0)
-        lg_info("created topic %s with %d partitions", topic->name, topic->nparts);
+        lg_info("created topic %s with %d partitions", topic->name, (int)n);
     else
-        lg_info("topic %s: partitions %d -> %d", topic->name, from, topic->nparts);
+        lg_info("topic %s: partitions %d -> %d", topic->name, from, (int)n);
 }
 
 void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image_t *img,
@@ -247,7 +252,7 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
         }
     }
     if (grown)
-        part_delta_log_topic(reg, grown, first);
+        part_delta_log_topic(reg, img, grown, first);
     if (broker_cfg) /* the topics follow the defaults; the broker its keys */
         part_reg_broker_configs(reg);
     part_delta_unref(d);

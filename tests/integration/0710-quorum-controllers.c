@@ -28,16 +28,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto/proto.h"
 #include "testlib/cluster.h"
 #include "testlib/kraft.h"
 #include "testlib/testlib.h"
-#include "testlib/wire.h"
 #include "util/kerr.h"
 
 #define N 3
-
-static arena_t arena;
 
 static void check_leader_view(const tl_kraft_view *v)
 {
@@ -67,70 +63,34 @@ static void check_follower_answer(tl_cluster *c, int leader)
  * UNSUPPORTED_VERSION until it has applied a metadata.version). */
 static void check_describe_cluster(tl_cluster *c, int leader)
 {
-    proto_describe_cluster_req_t req;
-    proto_describe_cluster_resp_t resp;
+    tl_kraft_nodes v;
     double until = tl_now() + 20;
     for (;;) {
-        int fd = tl_connect(tl_cluster_node(c, leader)->controller, 2000);
-        TL_ASSERT(fd >= 0, "connect");
-        proto_describe_cluster_req_init(&req);
-        req.endpoint_type = 2;
-        TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 1, &req, &resp);
-        close(fd);
-        if ((!resp.error_code && resp.controller_id == leader && resp.brokers.n == N) ||
-            tl_now() > until)
+        TL_ASSERT(tl_kraft_describe_cluster(tl_cluster_node(c, leader), 1, &v) == 0, "connect");
+        if ((!v.err && v.controller == leader && v.n == N) || tl_now() > until)
             break;
-        arena_reset(&arena);
         usleep(50000);
     }
-    TL_ASSERT_EQ(resp.error_code, 0);
-    TL_ASSERT(resp.controller_id == leader, "active controller %d, leader %d", resp.controller_id,
-              leader);
-    TL_ASSERT_EQ(resp.brokers.n, N);
-    arena_reset(&arena);
+    TL_ASSERT_EQ(v.err, 0);
+    TL_ASSERT(v.controller == leader, "active controller %d, leader %d", v.controller, leader);
+    TL_ASSERT_EQ(v.n, N);
 }
 
 /* CreateTopics on the leader: no broker is registered with this quorum. */
 static void check_create_without_brokers(tl_node *node)
 {
-    proto_create_topics_req_t req;
-    proto_create_topics_req_creatable_topic_t t;
-    proto_create_topics_resp_t resp;
-    int fd = tl_connect(node->controller, 2000);
-    TL_ASSERT(fd >= 0, "connect");
-    proto_create_topics_req_init(&req);
-    proto_create_topics_req_creatable_topic_init(&t);
-    t.name = tl_wire_str("no-brokers");
-    t.num_partitions = 1;
-    t.replication_factor = 1;
-    req.topics.n = 1;
-    req.topics.v = &t;
-    req.timeout_ms = 10000;
-    TL_WIRE_CALL(fd, &arena, create_topics, 19, 7, &req, &resp);
-    close(fd);
-    TL_ASSERT_EQ(resp.topics.n, 1);
-    TL_ASSERT(resp.topics.v[0].error_code == KERR_INVALID_REPLICATION_FACTOR,
-              "CreateTopics without brokers: error %d", resp.topics.v[0].error_code);
-    arena_reset(&arena);
+    int16_t err = tl_kraft_create_topic(node->controller, "no-brokers", 1, 1);
+    TL_ASSERT(err == KERR_INVALID_REPLICATION_FACTOR, "CreateTopics without brokers: error %d",
+              err);
 }
 
 int main(void)
 {
     tl_kraft_view v, w;
     tl_init("0710-quorum-controllers");
-    arena_init(&arena, 1 << 16);
     tl_cluster *c = tl_cluster_new("0710-quorum", TL_QUORUM_SHARED);
     tl_cluster_add_n(c, N, TL_ROLE_CONTROLLER, NULL);
-    double t0 = tl_now();
-    tl_cluster_start(c);
-    double t1 = tl_now(); /* every node listens (a JVM takes seconds to) */
-    int leader = tl_kraft_find_leader(c, -1, 60, &v);
-    TL_ASSERT(leader, "no leader elected within 60 s");
-    tl_log("leader %d elected at epoch %d, %.0f ms after the start, %.0f ms after all listen",
-           leader, v.epoch, (tl_now() - t0) * 1000, (tl_now() - t1) * 1000);
-    for (int id = 1; id <= N; id++)
-        tl_kraft_wait_caught_up(c, id, 20);
-    TL_ASSERT(tl_kraft_find_leader(c, -1, 10, &v) == leader, "leader moved");
+    int leader = tl_kraft_start(c, &v);
     check_leader_view(&v);
     check_follower_answer(c, leader);
     check_describe_cluster(c, leader);
@@ -141,15 +101,9 @@ int main(void)
     check_create_without_brokers(tl_cluster_node(c, leader));
 
     /* kill -9 of the leader */
-    int32_t old_epoch = v.epoch;
     int64_t old_hw = v.hw;
     int old = leader;
-    t0 = tl_now();
-    tl_node_kill9(tl_cluster_node(c, old));
-    leader = tl_kraft_find_leader(c, old_epoch, 60, &v);
-    TL_ASSERT(leader && leader != old, "no new leader after the kill");
-    tl_log("failover: leader %d at epoch %d, %.0f ms after kill -9 of %d (high watermark %lld)",
-           leader, v.epoch, (tl_now() - t0) * 1000, old, (long long)v.hw);
+    leader = tl_kraft_failover(c, old, &v);
     tl_kraft_wait_hw(c, leader, &v);
     TL_ASSERT(v.hw >= old_hw, "high watermark went back: %lld < %lld", (long long)v.hw,
               (long long)old_hw);
@@ -184,6 +138,5 @@ int main(void)
 
     tl_cluster_stop(c);
     tl_cluster_free(c);
-    arena_destroy(&arena);
     return tl_done();
 }

@@ -25,41 +25,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proto/proto.h"
 #include "testlib/cluster.h"
+#include "testlib/kraft.h"
 #include "testlib/testlib.h"
-#include "testlib/wire.h"
 #include "util/kerr.h"
 
 #define NC 3 /* controllers: ids 1-3 */
 #define NB 3 /* brokers: ids 4-6 */
 #define TOPIC "c0712"
 #define NPART 6
-
-static arena_t arena;
-
-/* Whether each broker is unfenced, as broker `via` describes the cluster
- * (v2, with the fenced ones); -1 for a broker it does not list. */
-static void fenced_view(tl_node *via, int state[NC + NB + 1])
-{
-    proto_describe_cluster_req_t req;
-    proto_describe_cluster_resp_t resp;
-    for (int i = 0; i <= NC + NB; i++)
-        state[i] = -1;
-    int fd = tl_connect(via->bootstrap, 2000);
-    if (fd < 0)
-        return;
-    proto_describe_cluster_req_init(&req);
-    req.include_fenced_brokers = true;
-    TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 2, &req, &resp);
-    close(fd);
-    for (int i = 0; i < resp.brokers.n; i++) {
-        int32_t id = resp.brokers.v[i].broker_id;
-        if (id > NC && id <= NC + NB)
-            state[id] = resp.brokers.v[i].is_fenced ? 1 : 0;
-    }
-    arena_reset(&arena);
-}
 
 static void check_idem_msg(const rd_kafka_message_t *m, void *arg)
 {
@@ -83,16 +57,7 @@ static void check_idempotent_clients(tl_cluster *c)
     tl_conf_set(conf, "enable.idempotence", "true");
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, conf);
     TL_ASSERT_EQ(tl_create_topic(rk, TOPIC "-idem", 1), 1);
-    for (int i = 0; i < 10; i++) {
-        char v[32];
-        snprintf(v, sizeof(v), "idem-%d", i);
-        TL_ASSERT(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(TOPIC "-idem"), RD_KAFKA_V_PARTITION(0),
-                                    RD_KAFKA_V_VALUE(v, strlen(v)),
-                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                                    RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR,
-                  "produce");
-    }
-    TL_ASSERT(rd_kafka_flush(rk, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR, "flush");
+    tl_produce_seq(rk, TOPIC "-idem", 0, "idem", 10);
     rd_kafka_destroy(rk);
     int seen = 0;
     rd_kafka_t *cons = tl_consume_from_start(tl_conf(tl_cluster_node(c, 6)->bootstrap),
@@ -101,108 +66,33 @@ static void check_idempotent_clients(tl_cluster *c)
     TL_ASSERT_EQ(seen, 10);
 }
 
-/* Waits until broker id is (fenced) or is not (!fenced) in via's view. */
-static double wait_fenced(tl_node *via, int id, int fenced, double timeout_s)
-{
-    double t0 = tl_now(), until = t0 + timeout_s;
-    int st[NC + NB + 1];
-    while (tl_now() < until) {
-        fenced_view(via, st);
-        if (st[id] == fenced)
-            return tl_now() - t0;
-        usleep(50000);
-    }
-    tl_fail("broker %d not %s within %.0f s (via node %d)", id, fenced ? "fenced" : "unfenced",
-            timeout_s, via->id);
-}
-
-static int active_controller(tl_cluster *c)
-{
-    proto_describe_cluster_req_t req;
-    proto_describe_cluster_resp_t resp;
-    for (int id = 1; id <= NC; id++) {
-        tl_node *n = tl_cluster_node(c, id);
-        if (!tl_node_running(n) || n->paused)
-            continue;
-        int fd = tl_connect(n->controller, 2000);
-        if (fd < 0)
-            continue;
-        proto_describe_cluster_req_init(&req);
-        req.endpoint_type = 2;
-        TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 1, &req, &resp);
-        close(fd);
-        int32_t ctl = resp.controller_id;
-        arena_reset(&arena);
-        if (ctl >= 1 && ctl <= NC)
-            return ctl;
-    }
-    return 0;
-}
-
-/* CreateTopics at addr (a controller, or a broker that forwards it). */
-static void create_topic(const char *addr, const char *name)
-{
-    proto_create_topics_req_t req;
-    proto_create_topics_req_creatable_topic_t t;
-    proto_create_topics_resp_t resp;
-    int fd = tl_connect(addr, 2000);
-    TL_ASSERT(fd >= 0, "connect");
-    proto_create_topics_req_init(&req);
-    proto_create_topics_req_creatable_topic_init(&t);
-    t.name = tl_wire_str(name);
-    t.num_partitions = NPART;
-    t.replication_factor = 3;
-    req.topics.n = 1;
-    req.topics.v = &t;
-    req.timeout_ms = 10000;
-    TL_WIRE_CALL(fd, &arena, create_topics, 19, 7, &req, &resp);
-    close(fd);
-    TL_ASSERT_EQ(resp.topics.n, 1);
-    TL_ASSERT(resp.topics.v[0].error_code == 0, "CreateTopics %s at %s: error %d", name, addr,
-              resp.topics.v[0].error_code);
-    arena_reset(&arena);
-}
-
 /* The topic's leaders as broker `via` describes them: 1 when it has all
  * partitions with 3 replicas among the brokers; leaders[p] gets each. */
 static int metadata_of(tl_node *via, const char *name, int32_t leaders[NPART])
 {
-    proto_metadata_req_t req;
-    proto_metadata_req_metadata_request_topic_t t;
-    proto_metadata_resp_t resp;
-    int ok = 0;
-    int fd = tl_connect(via->bootstrap, 2000);
-    if (fd < 0)
+    tl_kraft_topic t;
+    if (tl_kraft_metadata(via, name, &t) < 0 || t.npart != NPART)
         return 0;
-    proto_metadata_req_init(&req);
-    memset(&t, 0, sizeof(t));
-    t.name = tl_wire_str(name);
-    req.topics.n = 1;
-    req.topics.v = &t;
-    req.allow_auto_topic_creation = false;
-    TL_WIRE_CALL(fd, &arena, metadata, 3, 12, &req, &resp);
-    close(fd);
-    if (resp.topics.n == 1 && resp.topics.v[0].error_code == 0 &&
-        resp.topics.v[0].partitions.n == NPART) {
-        ok = 1;
-        for (int i = 0; i < NPART; i++) {
-            const proto_metadata_resp_metadata_response_partition_t *p =
-                &resp.topics.v[0].partitions.v[i];
-            leaders[p->partition_index] = p->leader_id;
-            if (p->replica_nodes.n != 3)
-                ok = 0;
-            for (int r = 0; r < p->replica_nodes.n; r++)
-                if (p->replica_nodes.v[r] <= NC || p->replica_nodes.v[r] > NC + NB)
-                    ok = 0;
-        }
+    for (int p = 0; p < NPART; p++) {
+        leaders[p] = t.leader[p];
+        if (t.nrep[p] != 3)
+            return 0;
+        for (int r = 0; r < t.nrep[p]; r++)
+            if (t.rep[p][r] <= NC || t.rep[p][r] > NC + NB)
+                return 0;
     }
-    arena_reset(&arena);
-    return ok;
+    return 1;
 }
 
 static int metadata(tl_node *via, int32_t leaders[NPART])
 {
     return metadata_of(via, TOPIC, leaders);
+}
+
+static void create_topic(const char *addr, const char *name)
+{
+    int16_t err = tl_kraft_create_topic(addr, name, NPART, 3);
+    TL_ASSERT(err == 0, "CreateTopics %s at %s: error %d", name, addr, err);
 }
 
 static int count_dirs(tl_node *node)
@@ -246,17 +136,18 @@ int main(void)
 {
     int32_t leaders[NPART];
     tl_init("0712-cluster-brokers");
-    arena_init(&arena, 1 << 16);
     tl_cluster *c = tl_cluster_new("0712-cluster", TL_QUORUM_SHARED);
     tl_cluster_add_n(c, NC, TL_ROLE_CONTROLLER, NULL);
     tl_cluster_add_n(c, NB, TL_ROLE_BROKER, NULL);
     double t0 = tl_now();
     tl_cluster_start(c);
+    double t1 = tl_now(); /* every node listens (a JVM takes seconds to) */
     tl_node *b4 = tl_cluster_node(c, 4);
     for (int id = NC + 1; id <= NC + NB; id++)
-        wait_fenced(b4, id, 0, 60);
-    tl_log("three brokers registered and unfenced %.0f ms after the start", (tl_now() - t0) * 1000);
-    int ctl = active_controller(c);
+        tl_kraft_wait_fenced(b4, id, 0, 60);
+    tl_log("three brokers registered and unfenced %.0f ms after the start, %.0f ms after all listen",
+           (tl_now() - t0) * 1000, (tl_now() - t1) * 1000);
+    int ctl = tl_kraft_active_controller(c);
     TL_ASSERT(ctl, "no active controller");
     create_topic(tl_cluster_node(c, ctl)->controller, TOPIC);
     check_topic(c, leaders);
@@ -271,7 +162,7 @@ int main(void)
 
     /* a paused broker is fenced and loses its leaderships */
     tl_node_pause(tl_cluster_node(c, 5));
-    double fence_s = wait_fenced(b4, 5, 1, 30);
+    double fence_s = tl_kraft_wait_fenced(b4, 5, 1, 30);
     tl_log("broker 5 fenced %.0f ms after SIGSTOP (broker.session.timeout.ms 9000)",
            fence_s * 1000);
     double until = tl_now() + 10;
@@ -285,20 +176,22 @@ int main(void)
     }
     TL_ASSERT(!leads, "fenced broker 5 still leads a partition");
     tl_node_resume(tl_cluster_node(c, 5));
-    tl_log("broker 5 unfenced %.0f ms after SIGCONT", wait_fenced(b4, 5, 0, 30) * 1000);
+    tl_log("broker 5 unfenced %.0f ms after SIGCONT", tl_kraft_wait_fenced(b4, 5, 0, 30) * 1000);
 
     /* the active controller dies: the brokers go on with the next one */
+    t0 = tl_now();
     tl_node_kill9(tl_cluster_node(c, ctl));
     until = tl_now() + 30;
     int next = 0;
-    while (tl_now() < until && (!(next = active_controller(c)) || next == ctl))
+    while (tl_now() < until && (!(next = tl_kraft_active_controller(c)) || next == ctl))
         usleep(100000);
     TL_ASSERT(next && next != ctl, "no new active controller");
+    tl_log("controller %d active %.0f ms after kill -9 of %d", next, (tl_now() - t0) * 1000, ctl);
     usleep(3000000);
-    int st[NC + NB + 1];
-    fenced_view(b4, st);
+    tl_kraft_nodes st;
+    TL_ASSERT(tl_kraft_describe_cluster(b4, 0, &st) == 0, "broker 4 does not answer");
     for (int id = NC + 1; id <= NC + NB; id++)
-        TL_ASSERT(st[id] == 0, "broker %d fenced after the controller failover", id);
+        TL_ASSERT(st.state[id] == 0, "broker %d fenced after the controller failover", id);
     tl_log("controller %d took over from %d; the brokers stayed unfenced", next, ctl);
     tl_node_restart(tl_cluster_node(c, ctl));
 
@@ -321,6 +214,5 @@ int main(void)
 
     tl_cluster_stop(c);
     tl_cluster_free(c);
-    arena_destroy(&arena);
     return tl_done();
 }

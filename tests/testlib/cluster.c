@@ -218,33 +218,52 @@ int tl_node_running(tl_node *node)
     return node->pid > 0;
 }
 
-int tl_node_stop(tl_node *node)
+/* SIGTERM to node (resumed first when paused), no wait. */
+static void tl_node_term(tl_node *node)
 {
-    int rc;
-    if (node->pid <= 0)
-        return 0;
     if (node->paused)
         tl_node_resume(node);
-    rc = tl_proc_stop(node);
+    tl_proc_term(node);
+}
+
+static int tl_node_reap(tl_node *node)
+{
+    int rc = tl_proc_reap(node);
     tl_log("node %d stopped (exit %d)", node->id, rc);
     return rc;
 }
 
+int tl_node_stop(tl_node *node)
+{
+    if (node->pid <= 0)
+        return 0;
+    tl_node_term(node);
+    return tl_node_reap(node);
+}
+
 /* Brokers first, then the controllers, as an operator stops a cluster:
- * a broker's controlled shutdown needs the active controller. */
+ * a broker's controlled shutdown needs the active controller. The nodes
+ * of a pass are told together: the last combined node told alone would
+ * have no quorum left for its controlled shutdown (a Kafka node then
+ * waits for it until killed). */
 void tl_cluster_stop(tl_cluster *c)
 {
     int bad = 0;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 2; pass++) {
+        int told[TL_CLUSTER_MAX] = {0};
         for (int i = 0; i < c->nnodes; i++) {
             tl_node *node = &c->nodes[i];
             if ((pass == 0) != !(node->roles & TL_ROLE_CONTROLLER) || node->pid <= 0)
                 continue;
-            if (tl_node_stop(node) != 0) {
-                tl_log("node %d did not exit 0 on SIGTERM", node->id);
+            tl_node_term(node);
+            told[i] = 1;
+        }
+        for (int i = 0; i < c->nnodes; i++)
+            if (told[i] && tl_node_reap(&c->nodes[i]) != 0) {
+                tl_log("node %d did not exit 0 on SIGTERM", c->nodes[i].id);
                 bad++;
             }
-        }
+    }
     if (bad)
         tl_fail("cluster %s: %d node(s) did not shut down cleanly", c->name, bad);
 }

@@ -37,7 +37,12 @@ void tl_proc_spawn(tl_node *node);
 /* Formats a Strand node of a shared quorum before its first start. */
 void tl_proc_format(tl_node *node, const char *cluster_id);
 void tl_proc_wait_ready(tl_node *node, double timeout_s);
+/* SIGTERM and wait: tl_proc_term sends it, tl_proc_reap waits (SIGKILL
+ * after 30 s; a Kafka node as long as kafka-ref.sh stop waits) and
+ * returns the exit status, -1 when killed; tl_proc_stop does both. */
 int tl_proc_stop(tl_node *node);
+void tl_proc_term(tl_node *node);
+int tl_proc_reap(tl_node *node);
 void tl_proc_kill9(tl_node *node);
 /* Waits (10 s at most) until pid is stopped (SIGSTOP) or, stopped 0, runs. */
 void tl_proc_wait_state(pid_t pid, int stopped);

@@ -198,13 +198,17 @@ static int tl_proc_stop_kafka(tl_node *node)
     return rc == 0 ? 0 : -1;
 }
 
-int tl_proc_stop(tl_node *node)
+void tl_proc_term(tl_node *node)
+{
+    kill(node->pid, SIGTERM);
+}
+
+int tl_proc_reap(tl_node *node)
 {
     int status = 0;
     double deadline = tl_now() + 30;
-    if (node->kafka)
+    if (node->kafka) /* kafka-ref.sh waits for it and tidies its pid file */
         return tl_proc_stop_kafka(node);
-    kill(node->pid, SIGTERM);
     while (waitpid(node->pid, &status, WNOHANG) == 0) {
         if (tl_now() > deadline) {
             tl_log("node %d ignored SIGTERM for 30 s: killing it", node->id);
@@ -216,6 +220,12 @@ int tl_proc_stop(tl_node *node)
     }
     node->pid = 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int tl_proc_stop(tl_node *node)
+{
+    tl_proc_term(node);
+    return tl_proc_reap(node);
 }
 
 void tl_proc_kill9(tl_node *node)

@@ -79,6 +79,34 @@ int tl_kraft_find_leader(tl_cluster *c, int32_t min_epoch, double timeout_s, tl_
     return 0;
 }
 
+int tl_kraft_start(tl_cluster *c, tl_kraft_view *v)
+{
+    double t0 = tl_now();
+    tl_cluster_start(c);
+    double t1 = tl_now(); /* every node listens (a JVM takes seconds to) */
+    int leader = tl_kraft_find_leader(c, -1, 60, v);
+    TL_ASSERT(leader, "no leader elected within 60 s");
+    tl_log("leader %d elected at epoch %d, %.0f ms after the start, %.0f ms after all listen",
+           leader, v->epoch, (tl_now() - t0) * 1000, (tl_now() - t1) * 1000);
+    for (int id = 1; id <= tl_cluster_size(c); id++)
+        if (tl_cluster_node(c, id)->controller[0])
+            tl_kraft_wait_caught_up(c, id, 20);
+    TL_ASSERT(tl_kraft_find_leader(c, -1, 10, v) == leader, "leader moved");
+    return leader;
+}
+
+int tl_kraft_failover(tl_cluster *c, int leader, tl_kraft_view *v)
+{
+    int32_t old_epoch = v->epoch;
+    double t0 = tl_now();
+    tl_node_kill9(tl_cluster_node(c, leader));
+    int next = tl_kraft_find_leader(c, old_epoch, 60, v);
+    TL_ASSERT(next && next != leader, "no new leader after the kill");
+    tl_log("failover: leader %d at epoch %d, %.0f ms after kill -9 of %d (high watermark %lld)",
+           next, v->epoch, (tl_now() - t0) * 1000, leader, (long long)v->hw);
+    return next;
+}
+
 void tl_kraft_wait_hw(tl_cluster *c, int leader, tl_kraft_view *v)
 {
     double until = tl_now() + 10;
@@ -191,4 +219,136 @@ void tl_kraft_wait_default(tl_cluster *c, const char *want)
         }
         TL_ASSERT(!strcmp(got, want), "node %d: log.retention.ms '%s', want '%s'", id, got, want);
     }
+}
+
+int tl_kraft_describe_cluster(tl_node *node, int controllers, tl_kraft_nodes *out)
+{
+    proto_describe_cluster_req_t req;
+    proto_describe_cluster_resp_t resp;
+    arena_t arena;
+    int fd = tl_connect(controllers ? node->controller : node->bootstrap, 2000);
+    memset(out, 0, sizeof(*out));
+    for (int i = 0; i <= TL_CLUSTER_MAX; i++)
+        out->state[i] = -1;
+    if (fd < 0)
+        return -1;
+    arena_init(&arena, 1 << 14);
+    proto_describe_cluster_req_init(&req);
+    if (controllers) {
+        req.endpoint_type = 2;
+        TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 1, &req, &resp);
+    } else {
+        req.include_fenced_brokers = true;
+        TL_WIRE_CALL(fd, &arena, describe_cluster, 60, 2, &req, &resp);
+    }
+    close(fd);
+    out->err = resp.error_code;
+    out->controller = resp.controller_id;
+    out->n = resp.brokers.n;
+    for (int i = 0; i < resp.brokers.n; i++) {
+        int32_t id = resp.brokers.v[i].broker_id;
+        if (id >= 1 && id <= TL_CLUSTER_MAX)
+            out->state[id] = resp.brokers.v[i].is_fenced ? 1 : 0;
+    }
+    arena_destroy(&arena);
+    return 0;
+}
+
+int tl_kraft_active_controller(tl_cluster *c)
+{
+    tl_kraft_nodes v;
+    for (int id = 1; id <= tl_cluster_size(c); id++) {
+        tl_node *node = tl_cluster_node(c, id);
+        if (!node->controller[0] || !tl_node_running(node) || node->paused ||
+            tl_kraft_describe_cluster(node, 1, &v) < 0)
+            continue;
+        if (!v.err && v.controller >= 1 && v.controller <= tl_cluster_size(c) &&
+            tl_cluster_node(c, v.controller)->controller[0])
+            return v.controller;
+    }
+    return 0;
+}
+
+double tl_kraft_wait_fenced(tl_node *via, int id, int fenced, double timeout_s)
+{
+    double t0 = tl_now(), until = t0 + timeout_s;
+    tl_kraft_nodes v;
+    while (tl_now() < until) {
+        if (tl_kraft_describe_cluster(via, 0, &v) == 0 && v.state[id] == fenced)
+            return tl_now() - t0;
+        usleep(50000);
+    }
+    tl_fail("broker %d not %s within %.0f s (via node %d)", id, fenced ? "fenced" : "unfenced",
+            timeout_s, via->id);
+}
+
+int16_t tl_kraft_create_topic(const char *addr, const char *name, int32_t partitions,
+                              int16_t replication)
+{
+    proto_create_topics_req_t req;
+    proto_create_topics_req_creatable_topic_t t;
+    proto_create_topics_resp_t resp;
+    arena_t arena;
+    int16_t err;
+    int fd = tl_connect(addr, 2000);
+    TL_ASSERT(fd >= 0, "connect to %s", addr);
+    arena_init(&arena, 1 << 14);
+    proto_create_topics_req_init(&req);
+    proto_create_topics_req_creatable_topic_init(&t);
+    t.name = tl_wire_str(name);
+    t.num_partitions = partitions;
+    t.replication_factor = replication;
+    req.topics.n = 1;
+    req.topics.v = &t;
+    req.timeout_ms = 10000;
+    TL_WIRE_CALL(fd, &arena, create_topics, 19, 7, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.topics.n, 1);
+    err = resp.topics.v[0].error_code;
+    arena_destroy(&arena);
+    return err;
+}
+
+static void tl_kraft_topic_fill(const proto_metadata_resp_t *resp, tl_kraft_topic *out)
+{
+    if (resp->topics.n != 1)
+        return;
+    const proto_metadata_resp_metadata_response_topic_t *t = &resp->topics.v[0];
+    if (t->error_code || t->partitions.n > TL_KRAFT_MAX_PARTS)
+        return;
+    for (int i = 0; i < t->partitions.n; i++) {
+        const proto_metadata_resp_metadata_response_partition_t *p = &t->partitions.v[i];
+        int32_t idx = p->partition_index;
+        if (idx < 0 || idx >= t->partitions.n || p->replica_nodes.n > TL_CLUSTER_MAX)
+            return;
+        out->leader[idx] = p->leader_id;
+        out->nrep[idx] = p->replica_nodes.n;
+        for (int r = 0; r < p->replica_nodes.n; r++)
+            out->rep[idx][r] = p->replica_nodes.v[r];
+    }
+    out->npart = t->partitions.n;
+}
+
+int tl_kraft_metadata(tl_node *node, const char *topic, tl_kraft_topic *out)
+{
+    proto_metadata_req_t req;
+    proto_metadata_req_metadata_request_topic_t t;
+    proto_metadata_resp_t resp;
+    arena_t arena;
+    int fd = tl_connect(node->bootstrap, 2000);
+    memset(out, 0, sizeof(*out));
+    if (fd < 0)
+        return -1;
+    arena_init(&arena, 1 << 14);
+    proto_metadata_req_init(&req);
+    memset(&t, 0, sizeof(t));
+    t.name = tl_wire_str(topic);
+    req.topics.n = 1;
+    req.topics.v = &t;
+    req.allow_auto_topic_creation = false;
+    TL_WIRE_CALL(fd, &arena, metadata, 3, 12, &req, &resp);
+    close(fd);
+    tl_kraft_topic_fill(&resp, out);
+    arena_destroy(&arena);
+    return 0;
 }

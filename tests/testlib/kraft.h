@@ -3,8 +3,10 @@
  * epoch, each voter's log end and last fetch), and a cluster-wide broker
  * config (log.retention.ms of the default broker resource) set with
  * IncrementalAlterConfigs and read back with DescribeConfigs, the
- * smallest change that commits through the quorum. Each call opens its
- * own connection and arena, so a test holds no protocol state. */
+ * smallest change that commits through the quorum; and what the cluster
+ * tests ask any node: DescribeCluster (the active controller, each
+ * broker fenced or not), CreateTopics, a topic's Metadata. Each call opens
+ * its own connection and arena, so a test holds no protocol state. */
 #ifndef STRAND_TESTLIB_KRAFT_H
 #define STRAND_TESTLIB_KRAFT_H
 
@@ -24,6 +26,14 @@ typedef struct tl_kraft_view {
 /* DescribeQuorum v2 of __cluster_metadata-0 at node; 0, or -1 when the
  * node cannot be reached. */
 int tl_kraft_describe(tl_node *node, tl_kraft_view *v);
+/* Starts every node of c, waits (60 s at most) for a leader, logs the
+ * time it took from the start and from when all listen, and waits until
+ * every voter has caught up: the leader, v its view then. */
+int tl_kraft_start(tl_cluster *c, tl_kraft_view *v);
+/* kill -9 of leader, whose view v is: waits (60 s at most) for another
+ * leader at a higher epoch and logs the failover time; the new leader, v
+ * its view then. */
+int tl_kraft_failover(tl_cluster *c, int leader, tl_kraft_view *v);
 /* The running, unpaused node that describes itself as the leader at an
  * epoch above min_epoch, within timeout_s; 0 when none. */
 int tl_kraft_find_leader(tl_cluster *c, int32_t min_epoch, double timeout_s, tl_kraft_view *out);
@@ -44,5 +54,43 @@ void tl_kraft_describe_default(tl_node *node, char *out, size_t cap);
 /* Every running, unpaused controller describes log.retention.ms = want
  * within 10 s, or the test fails. */
 void tl_kraft_wait_default(tl_cluster *c, const char *want);
+
+/* A cluster as one node's DescribeCluster describes it. */
+typedef struct tl_kraft_nodes {
+    int16_t err;
+    int32_t controller; /* the active controller's id, -1 when none */
+    int n;              /* how many nodes it lists */
+    int state[TL_CLUSTER_MAX + 1]; /* by id: 0 unfenced, 1 fenced, -1 not listed */
+} tl_kraft_nodes;
+
+/* DescribeCluster at node: v2 with the fenced brokers on its broker
+ * listener (controllers 0), or v1 of the controllers (endpoint type 2) on
+ * its controller listener (controllers 1). 0, or -1 when the node cannot
+ * be reached. */
+int tl_kraft_describe_cluster(tl_node *node, int controllers, tl_kraft_nodes *out);
+/* The active controller as the first running, unpaused controller that
+ * answers names it; 0 when none does. */
+int tl_kraft_active_controller(tl_cluster *c);
+/* Waits until broker id is (fenced 1) or is not (0) fenced as via
+ * describes it: the seconds it took; the test fails after timeout_s. */
+double tl_kraft_wait_fenced(tl_node *via, int id, int fenced, double timeout_s);
+
+/* CreateTopics v7 of one topic at addr (a controller listener, or a
+ * broker's, which forwards it): the topic's error code. */
+int16_t tl_kraft_create_topic(const char *addr, const char *name, int32_t partitions,
+                              int16_t replication);
+
+#define TL_KRAFT_MAX_PARTS 16
+/* A topic as one broker's Metadata describes it. */
+typedef struct tl_kraft_topic {
+    int npart; /* 0 when not listed, or listed with an error */
+    int32_t leader[TL_KRAFT_MAX_PARTS];
+    int nrep[TL_KRAFT_MAX_PARTS];
+    int32_t rep[TL_KRAFT_MAX_PARTS][TL_CLUSTER_MAX];
+} tl_kraft_topic;
+
+/* Metadata v12 of topic (no auto-creation) at node's broker listener; 0,
+ * or -1 when the node cannot be reached. */
+int tl_kraft_metadata(tl_node *node, const char *topic, tl_kraft_topic *out);
 
 #endif

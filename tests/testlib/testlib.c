@@ -274,6 +274,21 @@ int tl_wait_topic(rd_kafka_t *rk, const char *topic, int timeout_ms)
     }
 }
 
+void tl_produce_seq(rd_kafka_t *rk, const char *topic, int32_t partition, const char *prefix,
+                    int n)
+{
+    for (int i = 0; i < n; i++) {
+        char v[128];
+        snprintf(v, sizeof(v), "%s-%d", prefix, i);
+        TL_ASSERT(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
+                                    RD_KAFKA_V_VALUE(v, strlen(v)),
+                                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                    RD_KAFKA_V_END) == RD_KAFKA_RESP_ERR_NO_ERROR,
+                  "produce to %s-%d", topic, (int)partition);
+    }
+    TL_ASSERT(rd_kafka_flush(rk, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR, "flush");
+}
+
 int tl_create_topic(rd_kafka_t *rk, const char *topic, int partitions)
 {
     return tl_create_topic_cfg(rk, topic, partitions, NULL, NULL);

@@ -91,6 +91,10 @@ rd_kafka_t *tl_consume_from_start(rd_kafka_conf_t *conf, const char *topic, int 
                                   void *arg);
 /* rd_kafka_new that fails the test on error; takes ownership of conf. */
 rd_kafka_t *tl_new(rd_kafka_type_t type, rd_kafka_conf_t *conf);
+/* Produces the values PREFIX-0 .. PREFIX-(n-1) to partition of topic and
+ * flushes (30 s at most): the test fails on any error. */
+void tl_produce_seq(rd_kafka_t *rk, const char *topic, int32_t partition, const char *prefix,
+                    int n);
 /* Creates topic with the given partition count (replication factor 1)
  * through CreateTopics and waits until every partition has a leader and
  * answers ListOffsets. Returns the partition count the topic has: the one

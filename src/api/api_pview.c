@@ -1,0 +1,66 @@
+/* api_pview: see api_pview.h. */
+#include "api/api_pview.h"
+
+#include "util/kerr.h"
+
+/* This node's own partition. One whose log is being made has no leader
+ * yet (clients retry). An offline one (part_offline) is shown as Kafka
+ * 4.4's controller leaves it once the broker has reported the log dir
+ * offline: no leader at the next leader epoch, the replica listed in
+ * offline_replicas and, with eligible leader replicas on (the default of
+ * a new 4.x cluster), out of the ISR. The epoch is not kept: the restart
+ * that brings the log back takes it. */
+static void api_pview_local(api_req_t *req, const part_t *part, int creating, api_pview_t *v)
+{
+    int32_t *self = arena_alloc(req->arena, sizeof(*self));
+    *self = req->b->cfg.node_id;
+    v->replica_nodes.n = v->isr_nodes.n = 1;
+    v->replica_nodes.v = v->isr_nodes.v = self;
+    v->offline_replicas.n = 0;
+    v->offline_replicas.v = NULL;
+    v->leader_id = -1;
+    v->leader_epoch = -1;
+    v->error_code = KERR_LEADER_NOT_AVAILABLE;
+    if (creating) {
+        v->isr_nodes.n = 0;
+        return;
+    }
+    if (!part_offline(part)) {
+        v->error_code = KERR_NONE;
+        v->leader_id = *self;
+        v->leader_epoch = part->leader_epoch;
+        return;
+    }
+    if (part)
+        v->leader_epoch = part->leader_epoch + 1;
+    v->isr_nodes.n = 0;
+    v->offline_replicas.n = 1;
+    v->offline_replicas.v = self;
+}
+
+/* A partition of a quorum's cluster as its controller decided it: the
+ * leader, epoch, replicas and ISR of the image. */
+static void api_pview_image(const mi_part_t *mp, api_pview_t *v)
+{
+    v->error_code = mp->leader < 0 ? KERR_LEADER_NOT_AVAILABLE : KERR_NONE;
+    v->leader_id = mp->leader;
+    v->leader_epoch = mp->leader_epoch;
+    v->replica_nodes.n = mp->nreplicas;
+    v->replica_nodes.v = mp->replicas;
+    v->isr_nodes.n = mp->nisr;
+    v->isr_nodes.v = mp->isr;
+    v->offline_replicas.n = 0;
+    v->offline_replicas.v = NULL;
+}
+
+int api_pview_get(api_req_t *req, const topic_t *topic, const mi_topic_t *mt, int32_t i,
+                  api_pview_t *v)
+{
+    if (mt && i < mt->nparts && mt->parts[i].present)
+        api_pview_image(&mt->parts[i], v);
+    else if (i < topic->nparts)
+        api_pview_local(req, topic->parts[i], part_creating(topic, i), v);
+    else
+        return 0;
+    return 1;
+}
