@@ -157,8 +157,10 @@ static void api_group_create_topic(api_node_t *b, const grp_log_config_t *cfg)
 grp_coord_t *api_group_coord(api_node_t *b)
 {
     grp_log_config_t cfg;
-    if (b->grp)
+    if (b->grp) {
+        grp_log_follow(b->grp);
         return b->grp;
+    }
     grp_config_defaults(&cfg.grp);
     cfg.img = b->raft ? ctl_image(b->ctl) : NULL;
     cfg.node_id = b->cfg.node_id;

@@ -259,6 +259,11 @@ int grp_load_record(grp_coord_t *c, int32_t part, const uint8_t *key, int32_t ke
  * after Kafka's load. */
 void grp_load_end(grp_coord_t *c, int32_t part);
 bool grp_part_loading(const grp_coord_t *c, int32_t part);
+/* The partition is no longer led here: its groups go from memory, as
+ * Kafka's coordinator unloads them; a JoinGroup or SyncGroup waiting in
+ * one is answered NOT_COORDINATOR, their timers are cancelled. A load in
+ * progress ends. Another load (grp_load_begin) brings them back. */
+void grp_unload(grp_coord_t *c, int32_t part);
 
 /* ---- offline partitions ----
  *

@@ -176,3 +176,46 @@ void grp_load_end(grp_coord_t *c, int32_t part)
     if (ngroups)
         lg_info("loaded %d group(s) from __consumer_offsets-%d", ngroups, part);
 }
+
+/* Answers the member's parked requests as Kafka's unloading does. */
+static void grp_unload_member(grp_coord_t *c, grp_member_t *m)
+{
+    grp_join_result_t jr = {.error = KERR_NOT_COORDINATOR, .generation = -1, .member_id = m->id,
+                            .leader = ""};
+    grp_sync_result_t sr = {.error = KERR_NOT_COORDINATOR};
+    if (m->join_w)
+        grp_member_join_done(c, m, &jr);
+    if (m->sync_w)
+        grp_member_sync_done(c, m, &sr);
+}
+
+void grp_unload(grp_coord_t *c, int32_t part)
+{
+    size_t pos = 0, n = 0, cap = 0;
+    grp_t **gone = NULL;
+    void *v;
+
+    if (part < 0 || part >= c->cfg.num_partitions)
+        return;
+    if (c->loading[part]) {
+        c->loading[part] = false;
+        c->nloading--;
+    }
+    while (smap_next(&c->groups, &pos, NULL, NULL, &v)) {
+        if (((grp_t *)v)->part != part)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            gone = xrealloc(gone, cap * sizeof(*gone));
+        }
+        gone[n++] = v;
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (grp_member_t *m = gone[i]->members.next; m != &gone[i]->members; m = m->next)
+            grp_unload_member(c, m);
+        grp_destroy(c, gone[i]);
+    }
+    free(gone);
+    if (n)
+        lg_info("unloaded %zu group(s) of __consumer_offsets-%d", n, part);
+}

@@ -8,8 +8,10 @@
  * partition watchers are woken as after a produce. A partition grown
  * well past its live state is rewritten (see "compaction" below).
  *
- * Reads: at open every partition is replayed from its log start to the
- * end it had then, at most GRP_LOG_SLICE bytes per loop turn.
+ * Reads: at open every partition led here is replayed from its log start
+ * to the end it had then, at most GRP_LOG_SLICE bytes per loop turn; on a
+ * quorum's broker a partition is replayed again when this node becomes
+ * its leader (grp_log_lead.c).
  *
  * Timers: the coordinator's own heap behind one loop timer. */
 #include "coord/grp_log_int.h"
@@ -182,15 +184,6 @@ part_t *grp_log_part(grp_log_t *h, int32_t p)
     return t ? part_get(t, p) : NULL;
 }
 
-bool grp_log_leads(const grp_log_t *h, int32_t p)
-{
-    if (!h->img)
-        return true;
-    const mi_topic_t *mt = meta_image_topic(h->img, GRP_LOG_TOPIC, GRP_LOG_TOPIC_LEN);
-    return mt && p >= 0 && p < mt->nparts && mt->parts[p].present &&
-           mt->parts[p].leader == h->node_id;
-}
-
 /* A partition whose log failed (or whose log dir is gone) stays offline
  * until restart; the coordinator then treats its groups as Kafka's treats
  * the groups of a partition it no longer leads. On a quorum's broker, so
@@ -286,19 +279,30 @@ static int64_t grp_log_read_some(grp_log_t *h, part_t *part, int64_t budget)
     return h->load_next < h->load_end ? done : -1;
 }
 
-/* Starts the next partition that has a log; returns 0 when all are done. */
+void grp_log_load_from_start(grp_log_t *h, part_t *part)
+{
+    h->load_next = part_log_start(part);
+    h->load_end = part_log_end(part);
+}
+
+/* Starts the next partition to load that has a log (one without has
+ * nothing to load); returns 0, idle (load_part -1), when none is left. */
 static int grp_log_next_part(grp_log_t *h)
 {
-    while (++h->load_part < h->nparts) {
-        part_t *part = grp_log_part(h, h->load_part);
+    for (int32_t p = 0; p < h->nparts; p++) {
+        if (!h->load_want[p])
+            continue;
+        h->load_want[p] = false;
+        part_t *part = grp_log_part(h, p);
         if (!part) {
-            grp_load_end(h->coord, h->load_part);
+            grp_load_end(h->coord, p);
             continue;
         }
-        h->load_next = part_log_start(part);
-        h->load_end = part_log_end(part);
+        h->load_part = p;
+        grp_log_load_from_start(h, part);
         return 1;
     }
+    h->load_part = -1;
     return 0;
 }
 
@@ -307,7 +311,9 @@ static void grp_log_load_step(grp_timer_t *t)
     grp_log_t *h = GRP_LOG_OF(t);
     int64_t budget = GRP_LOG_SLICE;
 
-    while (budget > 0 && h->load_part < h->nparts) {
+    if (h->load_part < 0 && !grp_log_next_part(h))
+        return;
+    while (budget > 0 && h->load_part >= 0) {
         part_t *part = grp_log_part(h, h->load_part);
         int64_t n = part ? grp_log_read_some(h, part, budget) : -1;
         if (n >= 0) {
@@ -321,7 +327,7 @@ static void grp_log_load_step(grp_timer_t *t)
             return;
         }
     }
-    if (h->load_part < h->nparts)
+    if (h->load_part >= 0)
         grp_log_arm(h, &h->load_timer, 0);
 }
 
@@ -395,16 +401,22 @@ grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_confi
                          ? cfg->segment_bytes
                          : GRP_LOG_COMPACT_MIN;
     h->compact_at = xcalloc((size_t)h->nparts + 1, sizeof(*h->compact_at));
+    h->led = xcalloc((size_t)h->nparts + 1, sizeof(*h->led));
+    h->load_want = xcalloc((size_t)h->nparts + 1, sizeof(*h->load_want));
     for (int32_t i = 0; i < h->nparts; i++)
         h->compact_at[i] = h->compact_min;
     gc.num_partitions = nparts;
     h->coord = grp_coord_new(&gc, &env);
-    for (int32_t i = 0; i < h->nparts; i++)
-        grp_load_begin(h->coord, i);
     h->load_part = -1;
     h->load_start_ms = net_now_mono_ms();
-    if (grp_log_next_part(h))
-        grp_log_arm(h, &h->load_timer, 0);
+    /* The partitions led here load now, the others once they are. */
+    for (int32_t i = 0; i < h->nparts; i++) {
+        h->led[i] = h->load_want[i] = grp_log_leads(h, i);
+        if (h->led[i])
+            grp_load_begin(h->coord, i);
+    }
+    grp_log_arm(h, &h->load_timer, 0);
+    grp_log_follow_start(h);
     return h->coord;
 }
 
@@ -415,6 +427,7 @@ void grp_log_close(grp_coord_t *c)
     grp_log_t *h = grp_coord_env(c)->ctx;
     grp_log_heap_del(h, &h->load_timer);
     grp_log_heap_del(h, &h->compact_timer);
+    grp_log_heap_del(h, &h->follow_timer);
     grp_coord_free(c);
     if (h->tick_id)
         net_timer_cancel(h->loop, h->tick_id);
@@ -423,5 +436,7 @@ void grp_log_close(grp_coord_t *c)
     free(h->heap);
     free(h->compact_due);
     free(h->compact_at);
+    free(h->led);
+    free(h->load_want);
     free(h);
 }

@@ -57,6 +57,12 @@ void grp_log_close(grp_coord_t *c);
 typedef void grp_log_committed_fn(void *udata, int16_t err);
 void grp_log_when_committed(grp_coord_t *c, const int32_t *parts, int n,
                             grp_log_committed_fn *cb, void *udata);
+/* On a quorum's broker, follows the image's leaders: a partition it no
+ * longer leads is unloaded (grp_unload), one it has become the leader of
+ * is loaded from its log. The host does it every second; a caller about
+ * to serve a request does it first, so that no request sees a partition
+ * led but not loaded. No-op on a single node. */
+void grp_log_follow(grp_coord_t *c);
 /* The partition of __consumer_offsets that holds a group. */
 int32_t grp_log_partition(const grp_coord_t *c, const char *group_id);
 

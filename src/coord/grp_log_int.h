@@ -32,7 +32,13 @@ typedef struct grp_log_s {
     bool *compacting;    /* a rewrite waits for its flush */
     int64_t *compact_at; /* log size that triggers the next rewrite */
     int64_t compact_min;
-    /* Replay: the partition being read and where, up to which end. */
+    /* Leadership (grp_log_lead.c): the partitions led here as last seen,
+     * checked again by follow_timer. */
+    bool *led;
+    grp_timer_t follow_timer;
+    /* Replay: the partitions still to load, the one being read (-1:
+     * none) and where, up to which end. */
+    bool *load_want;
     grp_timer_t load_timer;
     int32_t load_part;
     int64_t load_next;
@@ -50,6 +56,10 @@ part_t *grp_log_part(grp_log_t *h, int32_t p);
 /* true when this node leads partition p: a single node leads every one
  * it has; a quorum's broker those whose leader in the image is itself. */
 bool grp_log_leads(const grp_log_t *h, int32_t p);
+/* Reads partition part from its log start again (load_part's). */
+void grp_log_load_from_start(grp_log_t *h, part_t *part);
+/* Arms follow_timer on a quorum's broker (grp_log_lead.c). */
+void grp_log_follow_start(grp_log_t *h);
 /* (Re)arms one of the host's own timers. */
 void grp_log_arm(grp_log_t *h, grp_timer_t *t, int64_t ms);
 /* grp_env_t.store: appends recs to partition p through the partition

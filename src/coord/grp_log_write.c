@@ -271,8 +271,8 @@ static void grp_log_compact(grp_log_t *h, int32_t p)
     part_t *part = grp_log_part(h, p);
     grp_recs_t recs;
 
-    if (!part || grp_part_loading(h->coord, p) || h->compacting[p])
-        return;
+    if (!part || !grp_log_leads(h, p) || grp_part_loading(h->coord, p) || h->compacting[p])
+        return; /* not led here: its groups are not loaded, the log is not ours to rewrite */
     int64_t before = part_size_bytes(part);
     grp_recs_init(&recs);
     int n = grp_part_snapshot(h->coord, p, &recs);

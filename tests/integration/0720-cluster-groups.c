@@ -292,6 +292,7 @@ int main(void)
     tl_init("0720-cluster-groups");
     tl_cluster *c = tl_cluster_new("0720-cluster", TL_QUORUM_SHARED);
     tl_cluster_set(c, "offsets.topic.num.partitions=6");
+    tl_cluster_set(c, "offsets.topic.replication.factor=3");
     tl_cluster_set(c, "group.initial.rebalance.delay.ms=0");
     tl_cluster_add_n(c, NC, TL_ROLE_CONTROLLER, NULL);
     tl_cluster_add_n(c, NB, TL_ROLE_BROKER, NULL);
