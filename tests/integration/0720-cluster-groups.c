@@ -12,9 +12,14 @@
  *   - two librdkafka consumers of one group, bootstrapped on two other
  *     brokers, split the three partitions of a topic, read its messages
  *     exactly once between them and commit their offsets;
- *   - a new consumer of the group, bootstrapped on the third broker, goes
+ *   - a new consumer of the group, bootstrapped on the coordinator, goes
  *     on from the committed offsets: it reads only what was produced
- *     after them.
+ *     after them;
+ *   - the coordinator stops (controlled shutdown): the leadership of the
+ *     group's partition moves, and both other brokers name the new leader
+ *     the coordinator, which serves the group while the other answers
+ *     NOT_COORDINATOR. (Partition data is not replicated yet, so the
+ *     group's offsets are not checked past the move.)
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +55,10 @@ typedef struct coord {
     char host[64];
     int32_t port;
 } coord;
+
+/* The coordinator every running broker but skip names, once they agree
+ * on one that is the leader of the group's partition (30 s at most). */
+static int coordinator_after_move(tl_cluster *c, int skip);
 
 /* FindCoordinator of GROUP at node, version ver (v4+: the keys form). */
 static void find_coordinator(tl_node *node, int16_t ver, coord *out)
@@ -137,6 +146,30 @@ static int32_t offsets_leader(tl_cluster *c)
     }
     tl_log("%s is in __consumer_offsets-%d, led by broker %d", GROUP, p, leader);
     return leader;
+}
+
+static int coordinator_after_move(tl_cluster *c, int skip)
+{
+    int32_t p = group_partition(GROUP, NOFF);
+    double until = tl_now() + 30;
+    for (;;) {
+        int32_t id = -2, ok = 1;
+        tl_kraft_topic t;
+        for (int b = NC + 1; b <= NC + NB && ok; b++) {
+            coord co;
+            if (b == skip)
+                continue;
+            find_coordinator(tl_cluster_node(c, b), 4, &co);
+            ok = !co.err && co.node_id != skip && (id == -2 || co.node_id == id);
+            id = co.node_id;
+        }
+        int via = skip == NC + 1 ? NC + 2 : NC + 1;
+        if (ok && tl_kraft_metadata(tl_cluster_node(c, via), "__consumer_offsets", &t) == 0 &&
+            t.npart == NOFF && t.leader[p] == id)
+            return id;
+        TL_ASSERT(tl_now() < until, "no coordinator agreed on after broker %d stopped", skip);
+        usleep(100000);
+    }
 }
 
 /* Heartbeat v4 and DescribeGroups v5 of the group at node: their errors. */
@@ -267,15 +300,23 @@ static void produce(tl_node *node, const char *prefix)
     rd_kafka_destroy(p);
 }
 
-/* The coordinator's group APIs, at each broker. */
-static void check_coordinator_only(tl_cluster *c, int coord_id)
+/* The coordinator's group APIs, at each running broker. */
+static void check_coordinator_only(tl_cluster *c, int coord_id, int must_list)
 {
     for (int b = NC + 1; b <= NC + NB; b++) {
         int16_t hb, dg;
+        if (!tl_node_running(tl_cluster_node(c, b)))
+            continue;
         group_errors(tl_cluster_node(c, b), &hb, &dg);
         int listed = lists_group(tl_cluster_node(c, b));
         if (b == coord_id) {
-            TL_ASSERT(hb != KERR_NOT_COORDINATOR && dg == 0 && listed,
+            double until = tl_now() + 10; /* a new coordinator may be loading */
+            while ((dg == KERR_COORDINATOR_LOAD_IN_PROGRESS || hb == KERR_COORDINATOR_LOAD_IN_PROGRESS) &&
+                   tl_now() < until) {
+                usleep(100000);
+                group_errors(tl_cluster_node(c, b), &hb, &dg);
+            }
+            TL_ASSERT(hb != KERR_NOT_COORDINATOR && dg == 0 && (listed || !must_list),
                       "coordinator %d: Heartbeat %s, DescribeGroups %s, listed %d", b,
                       kerr_name(hb), kerr_name(dg), listed);
         } else {
@@ -332,7 +373,7 @@ int main(void)
               "assignment %d + %d of %d partitions", assigned(rk[0]), assigned(rk[1]), NPART);
     tl_log("consumers on brokers %d and %d joined: %d and %d partitions", other[0], other[1],
            assigned(rk[0]), assigned(rk[1]));
-    check_coordinator_only(c, coord_id);
+    check_coordinator_only(c, coord_id, 1);
 
     int64_t base[NPART] = {0};
     produce(b4, "a");
@@ -352,6 +393,13 @@ int main(void)
     rd_kafka_consumer_close(r3);
     rd_kafka_destroy(r3);
     tl_log("a new consumer went on from the committed offsets");
+
+    TL_ASSERT(tl_node_stop(tl_cluster_node(c, coord_id)) == 0, "broker %d did not exit cleanly",
+              coord_id);
+    int next = coordinator_after_move(c, coord_id);
+    tl_log("broker %d stopped: both other brokers name broker %d, the partition's new leader",
+           coord_id, next);
+    check_coordinator_only(c, next, 0);
 
     tl_cluster_stop(c);
     tl_cluster_free(c);
