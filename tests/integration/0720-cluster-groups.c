@@ -1,5 +1,8 @@
 /* 0720-cluster-groups: consumer groups through the brokers of a cluster of
  * 3 controllers and 3 broker-only nodes:
+ *   - with two brokers up, fewer than offsets.topic.replication.factor
+ *     (3), __consumer_offsets cannot be created: FindCoordinator answers
+ *     COORDINATOR_NOT_AVAILABLE, as long as the third is not up;
  *   - FindCoordinator (v0 and v4, so both key forms) at every broker names
  *     the same broker, the leader of the group's __consumer_offsets
  *     partition (Kafka's partitioning: the group id's Java hash code,
@@ -337,8 +340,28 @@ int main(void)
     tl_cluster_set(c, "group.initial.rebalance.delay.ms=0");
     tl_cluster_add_n(c, NC, TL_ROLE_CONTROLLER, NULL);
     tl_cluster_add_n(c, NB, TL_ROLE_BROKER, NULL);
-    tl_cluster_start(c);
+    /* all but the last broker */
+    for (int id = 1; id < NC + NB; id++)
+        tl_node_spawn(tl_cluster_node(c, id));
+    for (int id = 1; id < NC + NB; id++)
+        tl_node_wait_listening(tl_cluster_node(c, id), 120);
     tl_node *b4 = tl_cluster_node(c, 4);
+    for (int id = NC + 1; id < NC + NB; id++)
+        tl_kraft_wait_fenced(b4, id, 0, 60);
+    double until0 = tl_now() + 2;
+    int asked = 0;
+    while (tl_now() < until0) {
+        coord co;
+        find_coordinator(tl_cluster_node(c, 4 + asked % 2), (int16_t)(asked % 5), &co);
+        TL_ASSERT(co.err == KERR_COORDINATOR_NOT_AVAILABLE,
+                  "FindCoordinator with 2 of 3 brokers: %s, node %d", kerr_name(co.err),
+                  co.node_id);
+        asked++;
+        usleep(100000);
+    }
+    tl_log("2 brokers for replication factor 3: %d FindCoordinator answers over 2 s, every one "
+           "COORDINATOR_NOT_AVAILABLE", asked);
+    tl_node_start(tl_cluster_node(c, NC + NB));
     for (int id = NC + 1; id <= NC + NB; id++)
         tl_kraft_wait_fenced(b4, id, 0, 60);
     int16_t err = tl_kraft_create_topic(b4->bootstrap, TOPIC, NPART, 3);
