@@ -894,6 +894,47 @@ static void test_offline_partition(void)
     coord_free(c);
 }
 
+/* A partition whose leadership moved away: its groups go (a parked
+ * JoinGroup answered NOT_COORDINATOR, no timer left to write anything),
+ * the others stay; loaded again, it answers LOAD_IN_PROGRESS until the
+ * load ends. */
+static void test_unload(void)
+{
+    grp_coord_t *c = coord_new(3000);
+    grp_t *g;
+    tw_t j;
+    const char *a = "unload-a", *b = "unload-b";
+    int32_t pa = grp_rec_partition_for(a, strlen(a), 50);
+    char id[128];
+
+    CU_ASSERT_NOT_EQUAL_FATAL(pa, grp_rec_partition_for(b, strlen(b), 50));
+    grp_commit_part_t p = {PROTO_STR("t"), 0, 100, -1, PROTO_STR_NULL, 0};
+    grp_commit_req_t cb = {b, -1, "", NULL, -1, 8, 1, &p};
+    grp_commit(c, &cb);
+    CU_ASSERT_EQUAL(p.error, 0);
+    CU_ASSERT_TRUE(join_new_id(c, &j, a, P_RANGE, 1, id)); /* parked: the initial delay */
+    int before = nstored;
+
+    grp_unload(c, pa);
+    CU_ASSERT_EQUAL(j.answered, 1);
+    CU_ASSERT_EQUAL(j.error, KERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(grp_offsets_group(c, a, &g), 0);
+    CU_ASSERT_PTR_NULL(g);
+    size_t pos = 0;
+    g = grp_next(c, &pos);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_STRING_EQUAL(g->id, b);
+    CU_ASSERT_PTR_NULL(grp_next(c, &pos));
+    advance(60000);
+    CU_ASSERT_EQUAL(nstored, before);
+
+    grp_load_begin(c, pa);
+    CU_ASSERT_EQUAL(grp_describe(c, a, &g), KERR_COORDINATOR_LOAD_IN_PROGRESS);
+    grp_load_end(c, pa);
+    CU_ASSERT_EQUAL(grp_heartbeat(c, a, 1, id, NULL), KERR_UNKNOWN_MEMBER_ID);
+    coord_free(c);
+}
+
 static void test_cancel(void)
 {
     grp_coord_t *c = coord_new(0);
@@ -928,6 +969,7 @@ int main(void)
     CU_add_test(s, "sync timeout", test_sync_timeout);
     CU_add_test(s, "cancelled waiter", test_cancel);
     CU_add_test(s, "offline partition", test_offline_partition);
+    CU_add_test(s, "unloaded partition", test_unload);
     int rc = unit_run();
     reset_env();
     return rc;
