@@ -314,7 +314,8 @@ static void check_coordinator_only(tl_cluster *c, int coord_id, int must_list)
         int listed = lists_group(tl_cluster_node(c, b));
         if (b == coord_id) {
             double until = tl_now() + 10; /* a new coordinator may be loading */
-            while ((dg == KERR_COORDINATOR_LOAD_IN_PROGRESS || hb == KERR_COORDINATOR_LOAD_IN_PROGRESS) &&
+            while ((dg == KERR_COORDINATOR_LOAD_IN_PROGRESS ||
+                    hb == KERR_COORDINATOR_LOAD_IN_PROGRESS) &&
                    tl_now() < until) {
                 usleep(100000);
                 group_errors(tl_cluster_node(c, b), &hb, &dg);
