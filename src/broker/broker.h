@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "broker/broker_boot.h"
 #include "broker/broker_config.h"
 #include "log/log_mgr.h"
 #include "net/net_conn.h"
@@ -33,6 +34,7 @@ typedef struct broker_s {
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
     struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
     struct broker_life_s *life;  /* a quorum's broker: registration (broker_life.c) */
+    broker_boot_state_t boot;    /* format's bootstrap checkpoint, read at start */
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's

@@ -135,7 +135,8 @@ void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft)
     meta_log_use_raft(ctl->meta, raft, ctl_on_active, ctl);
 }
 
-/* The records of a new quorum: the metadata.version this node runs. */
+/* The records of a new quorum: the metadata.version of this node's
+ * bootstrap checkpoint (or the level a new node starts at). */
 int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
     (void)op;
@@ -144,6 +145,6 @@ int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     meta_rec_t *fr = ctl_batch_add(b, META_REC_FEATURE_LEVEL);
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
-    fr->u.feature.feature_level = META_LOG_METADATA_VERSION;
+    fr->u.feature.feature_level = ctl->boot_mv;
     return 0;
 }
