@@ -23,6 +23,9 @@ typedef struct api_node_s {
     struct ctl_s *ctl;           /* the controller: metadata changes, producer ids */
     struct raft_node_s *raft;    /* the metadata quorum's Raft node, or NULL (a
                                     single node is its own quorum) */
+    /* A dynamic quorum's voter sets (cluster/raft_voters.h), or NULL for
+     * a static one (cfg.quorum.voters) */
+    const struct raft_voters_hist_s *voters;
     part_reg_t *reg;             /* the partition layer */
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */

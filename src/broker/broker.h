@@ -35,6 +35,9 @@ typedef struct broker_s {
     struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
     struct broker_life_s *life;  /* a quorum's broker: registration (broker_life.c) */
     broker_boot_state_t boot;    /* format's bootstrap checkpoint, read at start */
+    raft_voters_hist_t voters;   /* a dynamic quorum's voter sets (broker_quorum.c) */
+    buf_t epoch_ctl;             /* the values of the records a first leader writes */
+    int64_t voters_next;         /* the committed log is scanned for them up to here */
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's

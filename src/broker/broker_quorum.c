@@ -7,6 +7,7 @@
  * others elect at once rather than after a fetch timeout. */
 #include "broker/broker_quorum.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,8 +17,9 @@
 #include "util/logging.h"
 
 /* Whether this node runs a Raft quorum with others: a controller of a
- * static quorum of more than one voter, a controller-only node, or a
- * broker-only node of a static quorum (an observer). */
+ * static quorum of more than one voter, a controller-only node (of a
+ * static or a dynamic quorum), or a broker-only node of a static quorum
+ * (an observer). */
 int broker_quorum_wanted(const broker_config_t *cfg)
 {
     if (!cfg->role_controller)
@@ -40,6 +42,62 @@ static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)
     rc->fetch_max_wait_ms = 500; /* KRaft's fetch.max.wait of the quorum */
 }
 
+/* The voters in force as peers of the transport (their endpoints). */
+static void broker_quorum_peers(broker_t *b)
+{
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+
+    for (int i = 0; e && b->raft_net && i < e->set.n; i++) {
+        const raft_voter_t *v = &e->set.v[i];
+        if (v->id != b->node.cfg.node_id && v->neps > 0)
+            raft_net_set_peer(b->raft_net, v->id, v->eps[0].host, v->eps[0].port);
+    }
+}
+
+/* A dynamic quorum (controller.quorum.bootstrap.servers): the voters are
+ * the latest VotersRecord of the log, or else the bootstrap checkpoint's
+ * (a first leader then writes them into the log after its
+ * LeaderChangeMessage, as Kafka's does); the bootstrap servers are peers
+ * -2, -3, ... (as KRaft numbers them), where a node that knows no leader
+ * fetches. Returns 0, or -1 (logged). */
+static int broker_quorum_dynamic(broker_t *b, raft_node_config_t *nc, raft_net_peer_t *peers,
+                                 int *np)
+{
+    const bcfg_quorum_t *q = &b->node.cfg.quorum;
+    log_t *log = ctl_meta(b->node.ctl)->log;
+    const raft_voters_entry_t *e;
+
+    raft_voters_hist_init(&b->voters);
+    buf_init(&b->epoch_ctl);
+    if (b->boot.kraft_version > 0)
+        raft_voters_hist_put(&b->voters, -1, b->boot.kraft_version,
+                             b->boot.has_voters ? &b->boot.voters : NULL);
+    if (raft_voters_hist_load(&b->voters, log, log_start_offset(log)) < 0) {
+        lg_error("metadata quorum: cannot read the voters from the metadata log: %s",
+                 strerror(errno));
+        return -1;
+    }
+    b->voters_next = log_end_offset(log);
+    nc->kraft_version = 1;
+    e = raft_voters_hist_last(&b->voters);
+    for (int i = 0; e && i < e->set.n && nc->raft.nvoters < RAFT_MAX_VOTERS; i++) {
+        const raft_voter_t *v = &e->set.v[i];
+        nc->raft.voters[nc->raft.nvoters++] = v->id;
+        if (v->id != b->node.cfg.node_id && v->neps > 0 && *np < RAFT_MAX_VOTERS)
+            peers[(*np)++] = (raft_net_peer_t){v->id, v->eps[0].host, v->eps[0].port};
+    }
+    if (e && e->has_set && e->offset < 0) {
+        nc->nepoch_ctl = raft_voters_hist_ctl(&b->voters, 0, nc->epoch_ctl, &b->epoch_ctl);
+        nc->raft.epoch_extra = nc->nepoch_ctl;
+    }
+    for (int i = 0; i < q->nbootstrap && *np < 2 * RAFT_MAX_VOTERS; i++) {
+        peers[(*np)++] = (raft_net_peer_t){-(i + 2), q->bootstrap[i].host, q->bootstrap[i].port};
+        if (nc->nbootstrap < RAFT_MAX_VOTERS)
+            nc->bootstrap[nc->nbootstrap++] = -(i + 2);
+    }
+    return 0;
+}
+
 /* This node's own entry in the voters: where the others reach it. */
 static const bcfg_voter_t *broker_quorum_self(const broker_config_t *cfg)
 {
@@ -49,10 +107,23 @@ static const bcfg_voter_t *broker_quorum_self(const broker_config_t *cfg)
     return NULL;
 }
 
+/* This node's controller listener, advertised where it is. */
+static const bcfg_listener_t *broker_quorum_listener(const broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->nadvertised; i++)
+        if (cfg->advertised[i].controller)
+            return &cfg->advertised[i];
+    for (int i = 0; i < cfg->nlisteners; i++)
+        if (cfg->listeners[i].controller)
+            return &cfg->listeners[i];
+    return NULL;
+}
+
 static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
 {
     const broker_config_t *cfg = &b->node.cfg;
     const bcfg_voter_t *self = broker_quorum_self(cfg);
+    const bcfg_listener_t *l = broker_quorum_listener(cfg);
     static char listener[128];
     const char *names = cfg->controller_listener_names ? cfg->controller_listener_names : "";
     size_t n = strcspn(names, ",");
@@ -63,6 +134,11 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
     w->listener = listener;
     w->host = self ? self->host : b->hostname;
     w->port = (uint16_t)(self ? self->port : 0);
+    if (!self && l) {
+        w->host = *l->host ? l->host : b->hostname;
+        w->port = (uint16_t)l->port;
+    }
+    log_mgr_dir_id(b->logs, 0, w->dir_id); /* the metadata log's dir */
 }
 
 static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leader)
@@ -80,17 +156,40 @@ static void broker_quorum_fatal(void *ctx)
     _exit(1);
 }
 
+/* A dynamic quorum: the voter sets of newly committed control batches
+ * (where DescribeCluster and the peers' addresses come from; the leader
+ * wrote its own). */
+static void broker_quorum_scan_voters(broker_t *b, int64_t hw)
+{
+    buf_t out;
+
+    while (b->voters_next < hw) {
+        buf_init(&out);
+        int64_t next = b->voters_next;
+        if (raft_node_read(b->node.raft, b->voters_next, 1 << 20, &out) == 0)
+            next = raft_voters_hist_scan(&b->voters, out.p, out.len, b->voters_next);
+        buf_free(&out);
+        if (next <= b->voters_next)
+            break; /* nothing readable yet (a snapshot's start): next time */
+        b->voters_next = next;
+    }
+    broker_quorum_peers(b);
+}
+
 static void broker_quorum_commit(void *ctx, int64_t hw)
 {
     broker_t *b = ctx;
-    if (b->node.raft)
-        meta_log_committed(ctl_meta(b->node.ctl), hw, net_now_wall_ms());
+    if (!b->node.raft)
+        return;
+    meta_log_committed(ctl_meta(b->node.ctl), hw, net_now_wall_ms());
+    if (b->node.voters)
+        broker_quorum_scan_voters(b, hw);
 }
 
 int broker_quorum_start(broker_t *b)
 {
     const broker_config_t *cfg = &b->node.cfg;
-    raft_net_peer_t peers[RAFT_MAX_VOTERS];
+    raft_net_peer_t peers[2 * RAFT_MAX_VOTERS];
     raft_node_config_t nc;
     raft_node_hooks_t hooks = {b, broker_quorum_commit, broker_quorum_role, broker_quorum_fatal};
     char err[512];
@@ -112,6 +211,8 @@ int broker_quorum_start(broker_t *b)
     for (int i = 0; i < nc.raft.nvoters; i++)
         if (nc.raft.voters[i] != cfg->node_id)
             nc.bootstrap[nc.nbootstrap++] = nc.raft.voters[i];
+    if (!cfg->quorum.nvoters && broker_quorum_dynamic(b, &nc, peers, &np) < 0)
+        return -1;
     nc.seed = (uint64_t)net_now_mono_ms() * 2654435761u + (uint64_t)cfg->node_id;
     b->raft_net = raft_net_new(b->node.loop, peers, np, "raft-client", cfg->quorum.request_timeout_ms,
                                cfg->quorum.election_backoff_max_ms);
@@ -123,9 +224,13 @@ int broker_quorum_start(broker_t *b)
         return -1;
     }
     ctl_use_raft(b->node.ctl, b->node.raft);
+    if (!cfg->quorum.nvoters)
+        b->node.voters = &b->voters;
     /* what the core did while the node was made (its first role) */
     meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
-    lg_info("metadata quorum: node %d, one of %d voters", cfg->node_id, nc.raft.nvoters);
+    lg_info("metadata quorum: node %d, %s %d voters%s", cfg->node_id,
+            raft_is_voter(raft_node_core(b->node.raft), cfg->node_id) ? "one of" : "an observer of",
+            nc.raft.nvoters, cfg->quorum.nvoters ? "" : " (a dynamic quorum)");
     return 0;
 }
 
@@ -148,6 +253,9 @@ void broker_quorum_stop(broker_t *b)
     raft_net_free(b->raft_net); /* calls back what is in flight */
     b->raft_net = NULL;
     ctl_use_raft(b->node.ctl, NULL);
+    b->node.voters = NULL;
     raft_node_free(b->node.raft);
     b->node.raft = NULL;
+    raft_voters_hist_free(&b->voters); /* the node borrowed its records */
+    buf_free(&b->epoch_ctl);
 }

@@ -95,6 +95,11 @@ typedef struct raft_msg_s {
     const raft_batch_t *batches; /* records the driver received; the core
                                     reads them in the call only */
     int nbatches;
+    /* A Fetch response's NodeEndpoints entry of its leader (the driver's:
+     * where an observer of a dynamic quorum reaches it), or NULL */
+    const char *leader_host;
+    int32_t leader_host_len;
+    int32_t leader_port;
 } raft_msg_t;
 
 enum raft_out_kind {
@@ -137,6 +142,11 @@ typedef struct raft_config_s {
     int32_t election_backoff_max_ms; /* controller.quorum.election.backoff.max.ms */
     int32_t request_timeout_ms;      /* controller.quorum.request.timeout.ms */
     int32_t fetch_max_wait_ms;       /* a follower's long poll */
+    /* Control records the leader's epoch-first batch carries after its
+     * LeaderChangeMessage: on a dynamic quorum whose voter set is only
+     * the bootstrap checkpoint's, 2 (KRaftVersion and Voters, which the
+     * driver writes there); else 0. raft_set_epoch_extra changes it. */
+    int32_t epoch_extra;
 } raft_config_t;
 
 /* What the node found on disk at start-up. */
@@ -179,6 +189,10 @@ void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_
  * it was deleted: fetches below it are sent the snapshot. offset must
  * not pass the high watermark. */
 void raft_log_start_moved(raft_t *raft, int64_t offset, int32_t epoch);
+
+/* From now on the leader's epoch-first batch carries n control records
+ * after the LeaderChangeMessage (raft_config_t.epoch_extra). */
+void raft_set_epoch_extra(raft_t *raft, int32_t n);
 
 /* The next output, in order: 1 with *out filled, or 0 when none is
  * ready (messages that need a quorum-state write wait for it). APPEND

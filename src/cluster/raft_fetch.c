@@ -43,10 +43,10 @@ void raft_leader_start(raft_t *raft, int64_t now_ms)
     raft_out_t *out = raft_out_push(raft, RAFT_OUT_APPEND);
     out->append_base = raft->end;
     out->append_epoch = raft->epoch;
-    out->append_n = 1;
+    out->append_n = 1 + raft->cfg.epoch_extra;
     out->control = 1;
     raft_epoch_append(raft, raft->epoch, raft->end);
-    raft->end++;
+    raft->end += out->append_n;
     raft->begin_resend_at = now_ms;
     raft->check_quorum_at = now_ms + raft->cfg.fetch_timeout_ms * 3 / 2;
     raft_leader_tick(raft, now_ms);

@@ -121,6 +121,9 @@ static void rn_answer(void *arg, const uint8_t *body, size_t len)
             lg_warn("metadata quorum: malformed answer from node %d", call->req.dst);
             rn_no_answer(node, call);
         } else {
+            if (msg.leader_host && node->tr.learn)
+                node->tr.learn(node->tr.ctx, msg.leader_id, msg.leader_host, msg.leader_host_len,
+                               msg.leader_port);
             raft_recv(node->raft, &msg, rn_now());
             rn_drain(node); /* takes the batches before they go */
         }

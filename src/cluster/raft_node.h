@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "cluster/meta_rec.h"
+#include "cluster/meta_snap.h"
 #include "cluster/raft.h"
 #include "cluster/raft_wire.h"
 #include "log/log.h"
@@ -44,6 +45,9 @@ typedef struct raft_transport_s {
      * once, later, never inside send. */
     void (*send)(void *ctx, int32_t node_id, int16_t api_key, int16_t version, buf_t *body,
                  raft_resp_fn *cb, void *arg);
+    /* Optional: node_id is reached at host[0..host_len):port (a leader's
+     * endpoint a Fetch response named). */
+    void (*learn)(void *ctx, int32_t node_id, const char *host, int32_t host_len, int32_t port);
 } raft_transport_t;
 
 /* The answer to a request that came in: a response body at the request's
@@ -69,6 +73,15 @@ typedef struct raft_node_config_s {
     int32_t bootstrap[RAFT_MAX_VOTERS];
     int nbootstrap;
     uint64_t seed;              /* election timeouts' randomness */
+    /* A dynamic quorum (kraft.version 1): the quorum-state is written at
+     * data_version 1. epoch_ctl[0..nepoch_ctl): the KRaftVersion and
+     * Voters records (raft_voters.h) a leader writes after its
+     * LeaderChangeMessage while the voter set is only the bootstrap
+     * checkpoint's (raft.epoch_extra is nepoch_ctl); values borrowed,
+     * outliving the node. Once written, no later epoch repeats them. */
+    int kraft_version;
+    meta_snap_ctl_t epoch_ctl[2];
+    int nepoch_ctl;
 } raft_node_config_t;
 
 /* A node over log (the metadata log, owned by the caller, outliving the

@@ -4,10 +4,14 @@
  * k_raft_version_record.def. */
 #include "cluster/raft_voters.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "log/log.h"
+#include "log/log_batch.h"
 #include "proto/proto_gen.h"
 #include "util/arena.h"
 #include "util/mem.h"
@@ -266,4 +270,74 @@ int raft_voters_hist_ctl(const raft_voters_hist_t *h, int64_t end_offset, meta_s
     ctl[1] = (meta_snap_ctl_t){PROTO_REC_VOTERS_RECORD, scratch->p + kv_end,
                                scratch->len - kv_end};
     return 2;
+}
+
+/* ---- from the log ---- */
+
+/* The control records of one batch at p[0..size) into h. */
+static void rv_load_batch(raft_voters_hist_t *h, const uint8_t *p, size_t size)
+{
+    log_batch_iter_t *it = log_batch_iter_new(p, size);
+    const raft_voters_entry_t *last;
+    log_record_t rec;
+    raft_voters_t vs;
+    int kv;
+
+    while (it && log_batch_iter_next(it, &rec) == 1) {
+        if (rec.key_len != 4 || rec.value_len < 0)
+            continue;
+        last = raft_voters_hist_last(h);
+        if (rec.key[3] == PROTO_REC_K_RAFT_VERSION_RECORD &&
+            (kv = raft_kraft_version_decode(rec.value, (size_t)rec.value_len)) >= 0) {
+            raft_voters_hist_put(h, rec.offset, (int16_t)kv, NULL);
+        } else if (rec.key[3] == PROTO_REC_VOTERS_RECORD) {
+            raft_voters_init(&vs);
+            if (raft_voters_decode(&vs, rec.value, (size_t)rec.value_len) == 0)
+                raft_voters_hist_put(h, rec.offset, last ? last->kraft_version : 1, &vs);
+            raft_voters_free(&vs);
+        }
+    }
+    log_batch_iter_free(it);
+}
+
+int64_t raft_voters_hist_scan(raft_voters_hist_t *h, const uint8_t *p, size_t len, int64_t next)
+{
+    log_batch_hdr_t hdr;
+    int64_t size;
+
+    while (len >= LOG_BATCH_HDR_SIZE && (size = log_batch_total_size(p, len)) > 0 &&
+           (size_t)size <= len && log_batch_hdr_parse(p, len, &hdr) == 0) {
+        if (LOG_BATCH_ATTR_IS_CONTROL(hdr.attributes))
+            rv_load_batch(h, p, (size_t)size);
+        next = hdr.base_offset + hdr.last_offset_delta + 1;
+        p += size;
+        len -= (size_t)size;
+    }
+    return next;
+}
+
+int raft_voters_hist_load(raft_voters_hist_t *h, log_t *log, int64_t from)
+{
+    int64_t off = from, leo = log_end_offset(log);
+
+    while (off < leo) {
+        log_read_result_t rr;
+        if (log_read(log, off, 1 << 20, 1, leo, &rr) != 0 || rr.len <= 0) {
+            if (rr.fd >= 0)
+                close(rr.fd);
+            errno = EIO;
+            return -1;
+        }
+        uint8_t *p = xmalloc((size_t)rr.len);
+        ssize_t got = pread(rr.fd, p, (size_t)rr.len, (off_t)rr.file_pos);
+        close(rr.fd);
+        int64_t next = got == rr.len ? raft_voters_hist_scan(h, p, (size_t)rr.len, off) : off;
+        free(p);
+        if (next <= off) {
+            errno = EIO;
+            return -1;
+        }
+        off = next;
+    }
+    return 0;
 }

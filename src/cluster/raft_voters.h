@@ -113,4 +113,16 @@ void raft_voters_hist_trim(raft_voters_hist_t *h, int64_t start_offset);
 int raft_voters_hist_ctl(const raft_voters_hist_t *h, int64_t end_offset, meta_snap_ctl_t ctl[2],
                          buf_t *scratch);
 
+/* Adds the KRaftVersion and Voters records of the control batches among
+ * whole batches p[0..len) (as the log holds them) to h. Returns the
+ * offset after the last batch read (from when there was none). */
+int64_t raft_voters_hist_scan(raft_voters_hist_t *h, const uint8_t *p, size_t len, int64_t from);
+
+struct log_s;
+/* Adds the KRaftVersion and Voters records of the log's control batches
+ * from offset from to its end, in order (start-up: after the snapshot's
+ * or the bootstrap checkpoint's entry). Reads the disk: for start-up.
+ * Returns 0, or -1 with errno. */
+int raft_voters_hist_load(raft_voters_hist_t *h, struct log_s *log, int64_t from);
+
 #endif
