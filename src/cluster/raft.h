@@ -100,6 +100,9 @@ typedef struct raft_msg_s {
     const char *leader_host;
     int32_t leader_host_len;
     int32_t leader_port;
+    /* Fetch request: the fetcher's directory id (ReplicaDirectoryId, zero
+     * when not sent), which the leader keeps for DescribeQuorum */
+    uint8_t dir_id[16];
 } raft_msg_t;
 
 enum raft_out_kind {
@@ -218,6 +221,9 @@ int raft_is_voter(const raft_t *raft, int32_t id);
  * not the leader or the replica is unknown. */
 int raft_replica_state(const raft_t *raft, int32_t id, int64_t *end, int64_t *last_fetch_ms,
                        int64_t *caught_up_ms);
+/* On the leader: the directory id a replica last fetched with (zero when
+ * unknown or not sent). Returns 0, or -1 when not the leader or unknown. */
+int raft_replica_dir(const raft_t *raft, int32_t id, uint8_t out[16]);
 const char *raft_role_name(int role);
 /* The voters that elected this leader (its LeaderChangeMessage). */
 int raft_granting_voters(const raft_t *raft, int32_t *ids, int cap);

@@ -137,6 +137,7 @@ static void track(raft_t *raft, raft_peer_t *p, const raft_msg_t *req, int64_t n
 {
     p->end = req->fetch_offset;
     p->last_fetch_ms = now_ms;
+    memcpy(p->dir_id, req->dir_id, sizeof(p->dir_id));
     if (req->fetch_offset >= raft->end)
         p->caught_up_ms = now_ms;
 }
@@ -418,4 +419,17 @@ int raft_replicas(const raft_t *raft, int32_t *ids, int *voter, int cap)
         voter[n++] = raft->peers[i].voter;
     }
     return n;
+}
+
+int raft_replica_dir(const raft_t *raft, int32_t id, uint8_t out[16])
+{
+    if (raft->role != RAFT_LEADER)
+        return -1;
+    for (int i = 0; i < raft->npeers; i++) {
+        if (raft->peers[i].id == id) {
+            memcpy(out, raft->peers[i].dir_id, 16);
+            return 0;
+        }
+    }
+    return -1;
 }

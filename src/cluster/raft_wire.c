@@ -371,6 +371,7 @@ static int fetch_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
     m->last_fetched_epoch = p->last_fetched_epoch;
     m->max_wait_ms = r.max_wait_ms;
     m->hw = p->high_watermark; /* INT64_MAX before v18 */
+    memcpy(m->dir_id, p->replica_directory_id.b, 16);
     return 0;
 }
 
