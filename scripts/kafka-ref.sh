@@ -16,7 +16,8 @@
 # crash). KEY=VAL pairs override the generated server.properties.
 #
 # Environment: KAFKA_REF_VERSION (default 4.4.0), KAFKA_REF_CLUSTER_ID (the
-# cluster id a new DIR is formatted with; default random), KAFKA_REF_CACHE (default
+# cluster id a new DIR is formatted with; default random), KAFKA_REF_FORMAT_ARGS
+# (more options of that format: --standalone ...), KAFKA_REF_CACHE (default
 # <checkout>/.cache/kafka), KAFKA_REF_TIMEOUT (start/stop wait, seconds,
 # default 90), KAFKA_HEAP_OPTS / KAFKA_JVM_PERFORMANCE_OPTS (default: the
 # values of Kafka's own kafka-server-start.sh, so benchmarks compare against
@@ -147,7 +148,7 @@ java_cmd()
 
 prepare()
 {
-    local port=$1 dir=$2
+    local port=$1 dir=$2 fargs
     shift 2
     is_port "$port" || die "bad port: $port"
     fetch || exit 1
@@ -159,8 +160,11 @@ prepare()
     # A fresh log per run: wait_ready must not find the previous run's line.
     [ -f "$dir/server.log" ] && mv -f "$dir/server.log" "$dir/server.log.1"
     if [ ! -f "$dir/data/meta.properties" ]; then
+        # KAFKA_REF_FORMAT_ARGS: more options of the format (a dynamic
+        # quorum's --standalone, --no-initial-controllers)
+        read -r -a fargs <<< "${KAFKA_REF_FORMAT_ARGS:-}"
         java_cmd "$dir" kafka.tools.StorageTool format "--cluster-id=$(cluster_id)" \
-            -c "$dir/server.properties"
+            -c "$dir/server.properties" "${fargs[@]}"
         "${JAVA_ARGS[@]}" > "$dir/format.log" 2>&1 ||
             { cat "$dir/format.log" >&2; die "formatting $dir/data failed"; }
     fi
