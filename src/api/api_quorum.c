@@ -12,6 +12,10 @@
  * listeners as configured (they are not opened: there is no other voter
  * to talk to).
  *
+ * A dynamic quorum (kraft.version 1) shows directory ids as Kafka does:
+ * a voter's from its VotersRecord entry, an observer's the one it fetches
+ * with; Nodes gives the voters with their VotersRecord endpoints.
+ *
  * A request for anything but __cluster_metadata-0, alone, is answered as
  * Kafka answers it: every partition named, with UNKNOWN_TOPIC_OR_PARTITION
  * and nothing else. */
