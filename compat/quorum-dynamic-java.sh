@@ -15,6 +15,13 @@
 #   KRaftVoters (node 1, its directory id and endpoint) at offsets 0-2;
 #   node 1 restarted: leader again at a higher epoch, its voter set now
 #   read from the log, whose second epoch writes no KRaftVoters again;
+#   kafka-metadata-quorum add-controller run with node 2's and then node
+#   3's config (AddRaftVoter): both voters, with their directory ids and
+#   endpoints, --replication a Leader and two Followers; adding node 2
+#   again is DUPLICATE_VOTER with Kafka's words; a cluster-wide config
+#   set through the controllers commits: its ConfigRecord is in node 3's
+#   log; remove-controller of node 3 (RemoveRaftVoter): voters 1 and 2,
+#   node 3 an observer again; removing it again is VOTER_NOT_FOUND;
 #   every node exits 0 on SIGTERM.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
 # Apache Kafka 4.4 controllers (scripts/kafka-ref.sh, given the same keys
@@ -220,6 +227,71 @@ done
 [ "$(grep -c 'LeaderChange:' "$WORK/dump2.out")" -ge 2 ] || { show dump2; fail "no second LeaderChange on node 2"; }
 [ "$(grep -c 'KRaftVoters' "$WORK/dump2.out")" = 1 ] || { show dump2; fail "the voter set written again"; }
 echo "node 1 restarted: leader at epoch $EPOCH (was $OLD_EPOCH), one KRaftVoters record in the log: ok"
+
+# ---- add-controller 2 and 3 (AddRaftVoter), as an operator runs it ----
+# the node's own config: the tool takes its id, directory id and
+# controller endpoint from there
+for i in 2 3; do
+    node_props "$i" > "$WORK/add-$i.properties"
+    cat "$WORK/tool.properties" >> "$WORK/add-$i.properties"
+done
+add_controller()
+{
+    local i=$1 end=$((SECONDS + 30))
+    while :; do
+        java_run "add$i" org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "$CTRL" \
+            --command-config "$WORK/add-$i.properties" add-controller
+        [ "$RC" = 0 ] && break
+        # a new leader's epoch, or the last change, not committed yet
+        grep -q 'RequestTimedOut\|NotLeaderOrFollower\|TimeoutException' "$WORK/add$i.out" &&
+            [ $SECONDS -lt $end ] || { show "add$i"; fail "add-controller of node $i"; }
+        sleep 0.5
+    done
+    expect "add$i" 0 "^Added controller $i with directory id $(dir_id "$i") and endpoints: CONTROLLER://127\.0\.0\.1:${PORT[$i]}$"
+}
+add_controller 2
+add_controller 3
+wait_status voters3 60 '[ "$LEADER" = 1 ] && grep -q "\"id\": 3, \"directoryId\": \"$D3\", \"endpoints\"" "$WORK/voters3.out"'
+expect voters3 0 "^CurrentVoters:${W}\[.*\{\"id\": 2, \"directoryId\": \"$D2\", \"endpoints\": \[\"CONTROLLER://127\.0\.0\.1:${PORT[2]}\"\]\}" \
+    "^CurrentVoters:${W}\[.*\{\"id\": 3, \"directoryId\": \"$D3\", \"endpoints\": \[\"CONTROLLER://127\.0\.0\.1:${PORT[3]}\"\]\}" \
+    "^CurrentObservers:${W}\[\]$"
+for try in 1 2 3 4 5 6; do
+    quorum repl3 "$CTRL" describe --replication
+    [ "$RC" = 0 ] && [ "$(grep -Ec "${W}Follower${W}?$" "$WORK/repl3.out")" = 2 ] && break
+    [ "$try" = 6 ] || sleep 0.3
+done
+expect repl3 0 "^1${W}$D1${W}[0-9]+${W}0${W}.*Leader${W}?$" "^2${W}$D2${W}.*Follower${W}?$" "^3${W}$D3${W}.*Follower${W}?$"
+java_run dup org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "$CTRL" \
+    --command-config "$WORK/add-2.properties" add-controller
+expect dup 1 "DuplicateVoterException: The voter id for ReplicaKey\(id=2, directoryId=$D2\) is already part of the set of voters \[.*\]\.$"
+echo "add-controller 2 and 3: three voters, two Followers; node 2 again: DUPLICATE_VOTER: ok"
+
+# ---- a change commits on the three voters ----
+java_run cfg org.apache.kafka.tools.ConfigCommand --bootstrap-controller "$CTRL" \
+    --command-config "$WORK/tool.properties" --alter --entity-type brokers --entity-default \
+    --add-config log.retention.ms=4242
+expect cfg 0
+LOG3=$WORK/node-3/data/__cluster_metadata-0/00000000000000000000.log
+for try in 1 2 3 4 5 6 7 8 9 10; do
+    java_run dump3 org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder --files "$LOG3"
+    grep -q '"name":"log.retention.ms","value":"4242"' "$WORK/dump3.out" && break
+    sleep 0.5
+done
+expect dump3 0 '"type":"CONFIG_RECORD","version":0,"data":\{"resourceType":4,"resourceName":"","name":"log\.retention\.ms","value":"4242"\}'
+echo "a cluster-wide config through the controllers: its ConfigRecord on node 3: ok"
+
+# ---- remove-controller 3 (RemoveRaftVoter) ----
+java_run rm3 org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "$CTRL" \
+    --command-config "$WORK/tool.properties" remove-controller --controller-id 3 --controller-directory-id "$D3"
+expect rm3 0 "^Removed KRaft controller 3 with directory id $D3$"
+wait_status removed 60 '[ "$LEADER" -ge 1 ] && grep -q "CurrentObservers:.*\"id\": 3" "$WORK/removed.out"'
+expect removed 0 "^CurrentVoters:${W}\[.*\{\"id\": 1, \"directoryId\": \"$D1\"" "^CurrentVoters:${W}\[.*\{\"id\": 2, \"directoryId\": \"$D2\"" \
+    "^CurrentObservers:${W}\[\{\"id\": 3, \"directoryId\": \"$D3\"\}\]$"
+grep -q '"id": 3, "directoryId": "'"$D3"'", "endpoints"' "$WORK/removed.out" && { show removed; fail "node 3 still a voter"; }
+java_run rm3b org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "$CTRL" \
+    --command-config "$WORK/tool.properties" remove-controller --controller-id 3 --controller-directory-id "$D3"
+expect rm3b 1 "VoterNotFoundException: Cannot remove voter ReplicaKey\(id=3, directoryId=$D3\) from the set of voters \[.*\]$"
+echo "remove-controller 3: voters 1 and 2, node 3 an observer; again: VOTER_NOT_FOUND: ok"
 
 for i in $(seq 1 $N); do stop_node "$i"; done
 echo "SIGTERM: every node exits 0: ok"

@@ -11,6 +11,7 @@
 #include "api/api.h"
 #include "broker/broker_boot.h"
 #include "broker/broker_config.h"
+#include "cluster/raft_reconf.h"
 #include "log/log_mgr.h"
 #include "net/net_conn.h"
 #include "net/net_listener.h"
@@ -38,6 +39,9 @@ typedef struct broker_s {
     raft_voters_hist_t voters;   /* a dynamic quorum's voter sets (broker_quorum.c) */
     buf_t epoch_ctl;             /* the values of the records a first leader writes */
     int64_t voters_next;         /* the committed log is scanned for them up to here */
+    raft_reconf_t reconf;        /* its voter changes, on the leader */
+    char quorum_host[256];       /* where the others reach this controller */
+    net_timer_id_t reconf_timer;
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's

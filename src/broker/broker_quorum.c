@@ -14,6 +14,7 @@
 
 #include "cluster/ctl.h"
 #include "cluster/raft_net.h"
+#include "cluster/raft_reconf.h"
 #include "util/logging.h"
 
 /* Whether this node runs a Raft quorum with others: a controller of a
@@ -52,6 +53,50 @@ static void broker_quorum_peers(broker_t *b)
         if (v->id != b->node.cfg.node_id && v->neps > 0)
             raft_net_set_peer(b->raft_net, v->id, v->eps[0].host, v->eps[0].port);
     }
+}
+
+/* The core's voters are e's. */
+static void broker_quorum_set_voters(broker_t *b, const raft_voters_entry_t *e)
+{
+    int32_t ids[RAFT_MAX_VOTERS];
+    int n = e->set.n < RAFT_MAX_VOTERS ? e->set.n : RAFT_MAX_VOTERS;
+
+    for (int i = 0; i < n; i++)
+        ids[i] = e->set.v[i].id;
+    lg_info("metadata quorum: %d voters from offset %lld", n, (long long)e->offset);
+    raft_node_set_voters(b->node.raft, ids, n);
+}
+
+static void broker_quorum_on_set(void *ctx)
+{
+    broker_quorum_peers(ctx);
+}
+
+/* A voter change waiting for its commit times out. */
+static void broker_quorum_reconf_tick(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+
+    if (!b->node.reconf)
+        return;
+    raft_reconf_tick(b->node.reconf, net_now_wall_ms());
+    b->reconf_timer = net_timer_add(loop, 100, broker_quorum_reconf_tick, b);
+}
+
+static void broker_quorum_reconf_start(broker_t *b)
+{
+    raft_reconf_t *rc = &b->reconf;
+
+    memset(rc, 0, sizeof(*rc));
+    rc->node = b->node.raft;
+    rc->hist = &b->voters;
+    rc->self_id = b->node.cfg.node_id;
+    rc->fetch_timeout_ms = b->node.cfg.quorum.fetch_timeout_ms;
+    rc->on_set = broker_quorum_on_set;
+    rc->ctx = b;
+    b->node.voters = &b->voters;
+    b->node.reconf = rc;
+    b->reconf_timer = net_timer_add(b->node.loop, 100, broker_quorum_reconf_tick, b);
 }
 
 /* A dynamic quorum (controller.quorum.bootstrap.servers): the voters are
@@ -135,7 +180,9 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
     w->host = self ? self->host : b->hostname;
     w->port = (uint16_t)(self ? self->port : 0);
     if (!self && l) {
-        w->host = *l->host ? l->host : b->hostname;
+        /* copied: a dynamic config change rebuilds the listeners */
+        snprintf(b->quorum_host, sizeof(b->quorum_host), "%s", *l->host ? l->host : b->hostname);
+        w->host = b->quorum_host;
         w->port = (uint16_t)l->port;
     }
     log_mgr_dir_id(b->logs, 0, w->dir_id); /* the metadata log's dir */
@@ -161,6 +208,8 @@ static void broker_quorum_fatal(void *ctx)
  * wrote its own). */
 static void broker_quorum_scan_voters(broker_t *b, int64_t hw)
 {
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    int64_t before = e ? e->offset : INT64_MIN;
     buf_t out;
 
     while (b->voters_next < hw) {
@@ -173,6 +222,9 @@ static void broker_quorum_scan_voters(broker_t *b, int64_t hw)
             break; /* nothing readable yet (a snapshot's start): next time */
         b->voters_next = next;
     }
+    e = raft_voters_hist_last(&b->voters);
+    if (e && e->offset != before && raft_role(raft_node_core(b->node.raft)) != RAFT_LEADER)
+        broker_quorum_set_voters(b, e); /* the leader set it when it appended it */
     broker_quorum_peers(b);
 }
 
@@ -184,6 +236,8 @@ static void broker_quorum_commit(void *ctx, int64_t hw)
     meta_log_committed(ctl_meta(b->node.ctl), hw, net_now_wall_ms());
     if (b->node.voters)
         broker_quorum_scan_voters(b, hw);
+    if (b->node.reconf)
+        raft_reconf_committed(b->node.reconf, hw);
 }
 
 int broker_quorum_start(broker_t *b)
@@ -225,7 +279,7 @@ int broker_quorum_start(broker_t *b)
     }
     ctl_use_raft(b->node.ctl, b->node.raft);
     if (!cfg->quorum.nvoters)
-        b->node.voters = &b->voters;
+        broker_quorum_reconf_start(b);
     /* what the core did while the node was made (its first role) */
     meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
     lg_info("metadata quorum: node %d, %s %d voters%s", cfg->node_id,
@@ -254,6 +308,9 @@ void broker_quorum_stop(broker_t *b)
     b->raft_net = NULL;
     ctl_use_raft(b->node.ctl, NULL);
     b->node.voters = NULL;
+    if (b->node.reconf)
+        net_timer_cancel(b->node.loop, b->reconf_timer);
+    b->node.reconf = NULL;
     raft_node_free(b->node.raft);
     b->node.raft = NULL;
     raft_voters_hist_free(&b->voters); /* the node borrowed its records */

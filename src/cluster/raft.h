@@ -193,6 +193,9 @@ void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_
  * not pass the high watermark. */
 void raft_log_start_moved(raft_t *raft, int64_t offset, int32_t epoch);
 
+/* The voter set in force is ids[0..n) from now on (a dynamic quorum's
+ * VotersRecord: on the leader once appended, elsewhere once committed). */
+void raft_set_voters(raft_t *raft, const int32_t *ids, int n, int64_t now_ms);
 /* From now on the leader's epoch-first batch carries n control records
  * after the LeaderChangeMessage (raft_config_t.epoch_extra). */
 void raft_set_epoch_extra(raft_t *raft, int32_t n);

@@ -5,11 +5,12 @@
 
 #include "cluster/raft_net.h"
 #include "net/net_out.h"
+#include "util/logging.h"
 #include "util/mem.h"
 
 typedef struct rnet_peer_s {
     int32_t id;
-    char host[256];
+    char *host; /* owned: the connection keeps pointing at it */
     int port;
     net_out_t *out;
 } rnet_peer_t;
@@ -21,6 +22,8 @@ struct raft_net_s {
     int64_t request_timeout_ms;
     int64_t backoff_max_ms;
     const char *client_id;      /* borrowed: the caller's, outliving the transport */
+    net_out_t **retired;        /* connections of peers that moved */
+    int nretired;
     struct rnet_call_s *failed; /* to be called back with no answer */
     struct rnet_tok_s *tok;     /* the deferred call back, or NULL */
 };
@@ -131,21 +134,27 @@ void raft_net_set_peer(raft_net_t *net, int32_t id, const char *host, int port)
     for (int i = 0; i < net->npeers; i++) {
         if (net->peers[i].id != id)
             continue;
-        if (net->peers[i].port == port && !strcmp(net->peers[i].host, host))
+        rnet_peer_t *p = &net->peers[i];
+        if (p->port == port && !strcmp(p->host, host))
             return;
-        /* moved: requests on the old connection are answered with none */
-        net_out_free(net->peers[i].out);
-        net->peers[i].out = rnet_out(net, host, port);
-        net->peers[i].port = port;
-        snprintf(net->peers[i].host, sizeof(net->peers[i].host), "%s", host);
+        /* moved: the old connection is retired, not freed, as this may run
+         * inside one of its own callbacks; it goes with the transport */
+        lg_info("metadata quorum: node %d is at %s:%d now (was %s:%d)", id, host, port, p->host,
+                p->port);
+        net->retired = xrealloc(net->retired, (size_t)(net->nretired + 1) * sizeof(*net->retired));
+        net->retired[net->nretired++] = p->out;
+        free(p->host);
+        p->host = xstrdup(host);
+        p->port = port;
+        p->out = rnet_out(net, p->host, port);
         return;
     }
     net->peers = xrealloc(net->peers, (size_t)(net->npeers + 1) * sizeof(*net->peers));
     rnet_peer_t *p = &net->peers[net->npeers++];
     p->id = id;
     p->port = port;
-    snprintf(p->host, sizeof(p->host), "%s", host);
-    p->out = rnet_out(net, host, port);
+    p->host = xstrdup(host);
+    p->out = rnet_out(net, p->host, port);
 }
 
 static void rnet_learn(void *ctx, int32_t id, const char *host, int32_t host_len, int32_t port)
@@ -163,8 +172,13 @@ void raft_net_free(raft_net_t *net)
 {
     if (!net)
         return;
-    for (int i = 0; i < net->npeers; i++)
+    for (int i = 0; i < net->npeers; i++) {
         net_out_free(net->peers[i].out);
+        free(net->peers[i].host);
+    }
+    for (int i = 0; i < net->nretired; i++)
+        net_out_free(net->retired[i]);
+    free(net->retired);
     if (net->tok)
         net->tok->net = NULL;
     rnet_fail_all(net);

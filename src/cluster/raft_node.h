@@ -112,6 +112,13 @@ void raft_node_cancel(raft_node_t *node, void *reply_arg);
  * passes it), or -1 when this node is not the leader or the batch cannot
  * be built. */
 int64_t raft_node_propose(raft_node_t *node, const meta_rec_t *recs, int n);
+/* On the leader: one control record (a VotersRecord of a voter change)
+ * as a control batch at the current epoch. Returns its offset, or -1
+ * when this node is not the leader. */
+int64_t raft_node_propose_control(raft_node_t *node, int16_t type, const uint8_t *value,
+                                  size_t len);
+/* The voter set in force changed (raft_set_voters). */
+void raft_node_set_voters(raft_node_t *node, const int32_t *ids, int n);
 /* Committed batches from offset on (whole, up to max_bytes, at least
  * one) appended to out. Returns 0 or a Kafka error code. */
 int16_t raft_node_read(raft_node_t *node, int64_t offset, int32_t max_bytes, buf_t *out);
