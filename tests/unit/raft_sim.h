@@ -28,6 +28,13 @@ typedef struct sim_opts_s {
     int cut_per_mille;         /* a link cut or healed, per 100 ms */
     int propose_every_ms;
     int chaos_ms, calm_ms;     /* faults, then none: progress must come */
+    /* A dynamic quorum: every reconf_every_ms the leader adds a node to,
+     * or removes another from, the voter set (one change at a time, once
+     * the last has committed, as raft_reconf.c does), as an entry of the
+     * log; the set takes effect on the leader when appended and on the
+     * others when committed (or read from the log at a restart), as
+     * broker_quorum.c does. 0: the static set of nvoters. */
+    int reconf_every_ms;
     int verbose;
 } sim_opts_t;
 
@@ -39,6 +46,7 @@ typedef struct sim_result_s {
     int elections;             /* leaders elected */
     int64_t crashes, msgs;
     int64_t first_leader_ms;   /* when the first leader was elected */
+    int reconfs;               /* voter changes committed */
 } sim_result_t;
 
 void sim_opts_default(sim_opts_t *o);
