@@ -41,6 +41,7 @@ typedef struct broker_s {
     int64_t voters_next;         /* the committed log is scanned for them up to here */
     raft_reconf_t reconf;        /* its voter changes, on the leader */
     char quorum_host[256];       /* where the others reach this controller */
+    int voters_check;            /* broker_quorum_uncommitted is due */
     net_timer_id_t reconf_timer;
 } broker_t;
 

@@ -188,12 +188,36 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
     log_mgr_dir_id(b->logs, 0, w->dir_id); /* the metadata log's dir */
 }
 
+/* A leader that lost its role: the voter sets it appended and that have
+ * not committed may be truncated away by the next leader, so it goes back
+ * to the committed set, as every other node holds (they take the rest
+ * when it commits). After the core's outputs, not inside them. */
+static void broker_quorum_uncommitted(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    const raft_voters_entry_t *e;
+
+    (void)loop;
+    b->voters_check = 0;
+    e = raft_voters_hist_last(&b->voters);
+    if (!b->node.raft || !b->node.reconf || !e || e->offset < b->voters_next ||
+        raft_role(raft_node_core(b->node.raft)) == RAFT_LEADER)
+        return;
+    raft_voters_hist_truncate(&b->voters, b->voters_next);
+    if ((e = raft_voters_hist_last(&b->voters)))
+        broker_quorum_set_voters(b, e);
+}
+
 static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leader)
 {
     broker_t *b = ctx;
     lg_info("metadata quorum: %s in epoch %d (leader %d)", raft_role_name(role), epoch, leader);
     if (b->node.raft)
         meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
+    if (b->node.reconf && role != RAFT_LEADER && !b->voters_check) {
+        b->voters_check = 1;
+        net_loop_defer(b->node.loop, broker_quorum_uncommitted, b);
+    }
 }
 
 /* As Kafka halts on a failed metadata log dir. */
