@@ -20,7 +20,8 @@
 #   endpoints, --replication a Leader and two Followers; adding node 2
 #   again is DUPLICATE_VOTER with Kafka's words; a cluster-wide config
 #   set through the controllers commits: its ConfigRecord is in node 3's
-#   log; remove-controller of node 3 (RemoveRaftVoter): voters 1 and 2,
+#   log; node 2 restarted on another port: it sends UpdateRaftVoter and
+#   the voter set shows its new endpoint; remove-controller of node 3 (RemoveRaftVoter): voters 1 and 2,
 #   node 3 an observer again; removing it again is VOTER_NOT_FOUND;
 #   every node exits 0 on SIGTERM.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
@@ -279,6 +280,16 @@ for try in 1 2 3 4 5 6 7 8 9 10; do
 done
 expect dump3 0 '"type":"CONFIG_RECORD","version":0,"data":\{"resourceType":4,"resourceName":"","name":"log\.retention\.ms","value":"4242"\}'
 echo "a cluster-wide config through the controllers: its ConfigRecord on node 3: ok"
+
+# ---- node 2 on another port: UpdateRaftVoter ----
+stop_node 2
+OLD2=${PORT[2]}
+PORT[2]=$(free_port)
+CTRL=127.0.0.1:${PORT[1]},127.0.0.1:${PORT[2]},127.0.0.1:${PORT[3]}
+start_node 2
+wait_started 2
+wait_status moved 60 'grep -q "\"id\": 2, \"directoryId\": \"$D2\", \"endpoints\": \[\"CONTROLLER://127\.0\.0\.1:${PORT[2]}\"\]" "$WORK/moved.out"'
+echo "node 2 restarted on port ${PORT[2]} (was $OLD2): UpdateRaftVoter, the set shows it: ok"
 
 # ---- remove-controller 3 (RemoveRaftVoter) ----
 java_run rm3 org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller "$CTRL" \

@@ -32,6 +32,7 @@ static const api_entry_t api_core_entries[] = {
     {54, 0, 1, 0, api_raft, API_L_QUORUM},
     {80, 0, 1, 0, api_raft_voters, API_L_QUORUM},
     {81, 0, 0, 0, api_raft_voters, API_L_QUORUM},
+    {82, 0, 0, 0, api_raft_voters, API_L_QUORUM},
     {62, 0, 4, 0, api_broker_registration, API_L_QUORUM},
     {63, 0, 2, 0, api_broker_heartbeat, API_L_QUORUM},
     {58, 0, 0, 0, api_envelope, API_L_QUORUM},

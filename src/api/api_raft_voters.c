@@ -1,4 +1,6 @@
-/* AddRaftVoter (80) and RemoveRaftVoter (81) on a controller listener:
+/* AddRaftVoter (80), RemoveRaftVoter (81) and UpdateRaftVoter (82, a
+ * voter whose endpoints changed, answered once the new set is appended,
+ * with the leader's endpoint in CurrentLeader) on a controller listener:
  * a dynamic quorum's voter changes, as `kafka-metadata-quorum
  * add-controller` / `remove-controller` send them to the active
  * controller, made by cluster/raft_reconf.h on the leader and answered
@@ -13,6 +15,7 @@
 
 #include "api/api.h"
 #include "cluster/raft_reconf.h"
+#include "cluster/raft_voters.h"
 #include "util/kerr.h"
 
 typedef struct api_rv_wait_s {
@@ -169,10 +172,76 @@ static void api_remove_raft_voter(api_req_t *req)
         api_rv_done(w, err, msg);
 }
 
+/* UpdateRaftVoter's answer: the error, and the leader as this node knows it. */
+static void api_update_answer(api_req_t *req, int16_t err)
+{
+    proto_update_raft_voter_resp_t resp;
+    raft_t *raft = req->b->raft ? raft_node_core(req->b->raft) : NULL;
+    const raft_voters_entry_t *e = req->b->voters ? raft_voters_hist_last(req->b->voters) : NULL;
+    const raft_voter_t *l = e && raft ? raft_voters_find(&e->set, raft_leader(raft)) : NULL;
+
+    proto_update_raft_voter_resp_init(&resp);
+    resp.error_code = err;
+    resp.current_leader.leader_id = raft ? raft_leader(raft) : -1;
+    resp.current_leader.leader_epoch = raft ? raft_epoch(raft) : -1;
+    if (l && l->neps > 0) {
+        resp.current_leader.host = (proto_str_t){l->eps[0].host, (int32_t)strlen(l->eps[0].host)};
+        resp.current_leader.port = l->eps[0].port;
+    }
+    API_REPLY(req, update_raft_voter, &resp);
+}
+
+static void api_update_raft_voter(api_req_t *req)
+{
+    proto_update_raft_voter_req_t r;
+    proto_add_raft_voter_req_t a;
+    const char *msg = NULL;
+    char buf[1024];
+    raft_voter_t v;
+    int16_t err;
+
+    proto_update_raft_voter_req_init(&r);
+    if (proto_update_raft_voter_req_decode(&r, req->hdr.api_version, req->body, req->body_len,
+                                           req->arena) < 0) {
+        api_close(req, "malformed UpdateRaftVoter request");
+        return;
+    }
+    size_t n = strlen(req->b->cluster_id);
+    if (r.cluster_id.len >= 0 &&
+        ((size_t)r.cluster_id.len != n || memcmp(r.cluster_id.p, req->b->cluster_id, n))) {
+        api_update_answer(req, KERR_INCONSISTENT_CLUSTER_ID);
+        return;
+    }
+    /* the same voter fields as AddRaftVoter's */
+    proto_add_raft_voter_req_init(&a);
+    a.voter_id = r.voter_id;
+    a.voter_directory_id = r.voter_directory_id;
+    a.listeners.n = r.listeners.n > 0 ? r.listeners.n : 0;
+    a.listeners.v = arena_calloc(req->arena, (size_t)a.listeners.n + 1, sizeof(*a.listeners.v));
+    for (int i = 0; i < a.listeners.n; i++) {
+        a.listeners.v[i].name = r.listeners.v[i].name;
+        a.listeners.v[i].host = r.listeners.v[i].host;
+        a.listeners.v[i].port = r.listeners.v[i].port;
+    }
+    if (!req->b->reconf)
+        err = KERR_UNSUPPORTED_VERSION;
+    else if (api_rv_voter(&a, &v) < 0)
+        err = KERR_INVALID_REQUEST;
+    else {
+        v.kv_min = r.k_raft_version_feature.min_supported_version;
+        v.kv_max = r.k_raft_version_feature.max_supported_version;
+        err = raft_reconf_update(req->b->reconf, &v, r.current_leader_epoch, req->now_ms,
+                                 req->b->cfg.quorum.request_timeout_ms, buf, sizeof(buf), &msg);
+    }
+    api_update_answer(req, err);
+}
+
 void api_raft_voters(api_req_t *req)
 {
     if (req->hdr.api_key == 80)
         api_add_raft_voter(req);
-    else
+    else if (req->hdr.api_key == 81)
         api_remove_raft_voter(req);
+    else
+        api_update_raft_voter(req);
 }

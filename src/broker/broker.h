@@ -42,6 +42,8 @@ typedef struct broker_s {
     raft_reconf_t reconf;        /* its voter changes, on the leader */
     char quorum_host[256];       /* where the others reach this controller */
     int voters_check;            /* broker_quorum_uncommitted is due */
+    int update_inflight;         /* this voter's UpdateRaftVoter */
+    int64_t update_at;           /* not again before */
     net_timer_id_t reconf_timer;
 } broker_t;
 

@@ -15,6 +15,8 @@
 #include "cluster/ctl.h"
 #include "cluster/raft_net.h"
 #include "cluster/raft_reconf.h"
+#include "proto/proto_gen.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 
 /* Whether this node runs a Raft quorum with others: a controller of a
@@ -41,6 +43,18 @@ static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)
     rc->election_backoff_max_ms = q->election_backoff_max_ms;
     rc->request_timeout_ms = q->request_timeout_ms;
     rc->fetch_max_wait_ms = 500; /* KRaft's fetch.max.wait of the quorum */
+}
+
+/* This node's controller listener, advertised where it is. */
+static const bcfg_listener_t *broker_quorum_listener(const broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->nadvertised; i++)
+        if (cfg->advertised[i].controller)
+            return &cfg->advertised[i];
+    for (int i = 0; i < cfg->nlisteners; i++)
+        if (cfg->listeners[i].controller)
+            return &cfg->listeners[i];
+    return NULL;
 }
 
 /* The voters in force as peers of the transport (their endpoints). */
@@ -72,7 +86,74 @@ static void broker_quorum_on_set(void *ctx)
     broker_quorum_peers(ctx);
 }
 
-/* A voter change waiting for its commit times out. */
+static void broker_quorum_update_done(void *arg, const uint8_t *body, size_t len)
+{
+    broker_t *b = arg;
+    proto_update_raft_voter_resp_t r;
+    arena_t arena;
+
+    b->update_inflight = 0;
+    arena_init(&arena, 256);
+    proto_update_raft_voter_resp_init(&r);
+    if (body && proto_update_raft_voter_resp_decode(&r, 0, body, len, &arena) == 0)
+        lg_info("metadata quorum: UpdateRaftVoter of this node's endpoint: %s",
+                kerr_name(r.error_code));
+    arena_destroy(&arena);
+}
+
+/* The UpdateRaftVoter of this voter: its endpoint l under its listener's name. */
+static void broker_quorum_update_send(broker_t *b, const raft_voter_t *me,
+                                      const bcfg_listener_t *l, int32_t leader)
+{
+    raft_t *raft = raft_node_core(b->node.raft);
+    proto_update_raft_voter_req_t r;
+    proto_update_raft_voter_req_listener_t ls;
+    raft_transport_t tr = raft_net_transport(b->raft_net);
+    const char *names = b->node.cfg.controller_listener_names;
+    buf_t body;
+
+    proto_update_raft_voter_req_init(&r);
+    r.cluster_id = (proto_str_t){b->node.cluster_id, (int32_t)strlen(b->node.cluster_id)};
+    r.current_leader_epoch = raft_epoch(raft);
+    r.voter_id = me->id;
+    memcpy(r.voter_directory_id.b, me->dir_id, 16);
+    ls.name = (proto_str_t){names ? names : "", names ? (int32_t)strcspn(names, ",") : 0};
+    ls.host = (proto_str_t){b->quorum_host, (int32_t)strlen(b->quorum_host)};
+    ls.port = (uint16_t)l->port;
+    r.listeners.n = 1;
+    r.listeners.v = &ls;
+    r.k_raft_version_feature.min_supported_version = 0;
+    r.k_raft_version_feature.max_supported_version = 1;
+    buf_init(&body);
+    proto_update_raft_voter_req_encode(&r, 0, &body);
+    b->update_inflight = 1;
+    tr.send(tr.ctx, leader, 82, 0, &body, broker_quorum_update_done, b);
+}
+
+/* A voter whose endpoint in the set in force is not the one it listens
+ * on asks the leader to update it (UpdateRaftVoter), as Kafka's voters
+ * do; again a second later while it still differs. */
+static void broker_quorum_update_self(broker_t *b, int64_t now)
+{
+    raft_t *raft = raft_node_core(b->node.raft);
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    const raft_voter_t *me = e ? raft_voters_find(&e->set, b->node.cfg.node_id) : NULL;
+    const bcfg_listener_t *l = broker_quorum_listener(&b->node.cfg);
+    const char *names = b->node.cfg.controller_listener_names;
+    size_t nlen = names ? strcspn(names, ",") : 0;
+
+    if (!me || !l || b->update_inflight || now < b->update_at ||
+        raft_role(raft) != RAFT_FOLLOWER || raft_leader(raft) < 0)
+        return;
+    if (me->neps == 1 && me->eps[0].port == l->port && !strcmp(me->eps[0].host, b->quorum_host) &&
+        strlen(me->eps[0].name) == nlen && !strncmp(me->eps[0].name, names, nlen))
+        return;
+    b->update_at = now + 1000;
+    broker_quorum_update_send(b, me, l, raft_leader(raft));
+}
+
+/* A voter change waiting for its commit times out; this voter's endpoint
+ * is checked. */
 static void broker_quorum_reconf_tick(net_loop_t *loop, void *data)
 {
     broker_t *b = data;
@@ -80,6 +161,7 @@ static void broker_quorum_reconf_tick(net_loop_t *loop, void *data)
     if (!b->node.reconf)
         return;
     raft_reconf_tick(b->node.reconf, net_now_wall_ms());
+    broker_quorum_update_self(b, net_now_wall_ms());
     b->reconf_timer = net_timer_add(loop, 100, broker_quorum_reconf_tick, b);
 }
 
@@ -149,18 +231,6 @@ static const bcfg_voter_t *broker_quorum_self(const broker_config_t *cfg)
     for (int i = 0; i < cfg->quorum.nvoters; i++)
         if (cfg->quorum.voters[i].id == cfg->node_id)
             return &cfg->quorum.voters[i];
-    return NULL;
-}
-
-/* This node's controller listener, advertised where it is. */
-static const bcfg_listener_t *broker_quorum_listener(const broker_config_t *cfg)
-{
-    for (int i = 0; i < cfg->nadvertised; i++)
-        if (cfg->advertised[i].controller)
-            return &cfg->advertised[i];
-    for (int i = 0; i < cfg->nlisteners; i++)
-        if (cfg->listeners[i].controller)
-            return &cfg->listeners[i];
     return NULL;
 }
 

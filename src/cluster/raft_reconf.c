@@ -166,6 +166,42 @@ int16_t raft_reconf_remove(raft_reconf_t *rc, int32_t id, const uint8_t dir[16],
     return err;
 }
 
+int16_t raft_reconf_update(raft_reconf_t *rc, const raft_voter_t *v, int32_t epoch,
+                           int64_t now_ms, int32_t timeout_ms, char *buf, size_t cap,
+                           const char **msg)
+{
+    const raft_voters_entry_t *e;
+    const raft_voter_t *cur;
+    raft_voters_t vs;
+    char key[128], keys[400];
+    int16_t err;
+
+    *msg = NULL;
+    if (epoch != raft_epoch(raft_node_core(rc->node)))
+        return epoch < raft_epoch(raft_node_core(rc->node)) ? KERR_FENCED_LEADER_EPOCH
+                                                            : KERR_UNKNOWN_LEADER_EPOCH;
+    if ((err = rc_precheck(rc, &e, "updating", buf, cap, msg)))
+        return err;
+    cur = raft_voters_find(&e->set, v->id);
+    if (!cur || memcmp(cur->dir_id, v->dir_id, 16)) {
+        rc_key(key, sizeof(key), v->id, v->dir_id);
+        rc_keys(keys, sizeof(keys), &e->set);
+        snprintf(buf, cap, "Voter key %s not found in the voter set %s", key, keys);
+        return *msg = buf, KERR_VOTER_NOT_FOUND;
+    }
+    if (v->kv_min > e->kraft_version || v->kv_max < e->kraft_version) {
+        snprintf(buf, cap, "Voter's supported kraft.version range does not include the "
+                 "finalized %d", e->kraft_version);
+        return *msg = buf, KERR_INVALID_REQUEST;
+    }
+    raft_voters_init(&vs);
+    for (int i = 0; i < e->set.n; i++)
+        raft_voters_add(&vs, e->set.v[i].id == v->id ? v : &e->set.v[i]);
+    err = rc_append(rc, e, &vs, now_ms + timeout_ms, NULL, NULL);
+    raft_voters_free(&vs);
+    return err;
+}
+
 static void rc_finish(raft_reconf_t *rc, int16_t err, const char *msg)
 {
     raft_reconf_done_fn *done = rc->done;

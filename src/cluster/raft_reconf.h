@@ -48,6 +48,13 @@ int16_t raft_reconf_add(raft_reconf_t *rc, const raft_voter_t *v, int64_t now_ms
 int16_t raft_reconf_remove(raft_reconf_t *rc, int32_t id, const uint8_t dir[16], int64_t now_ms,
                            int32_t timeout_ms, raft_reconf_done_fn *done, void *arg, char *buf,
                            size_t cap, const char **msg);
+/* UpdateRaftVoter of v (an existing voter's new endpoints and
+ * kraft.version range) in leader epoch `epoch`. Answered at once, as
+ * Kafka answers it once the new set is appended: 0, or the error with
+ * Kafka's words in *msg. */
+int16_t raft_reconf_update(raft_reconf_t *rc, const raft_voter_t *v, int32_t epoch,
+                           int64_t now_ms, int32_t timeout_ms, char *buf, size_t cap,
+                           const char **msg);
 /* The log is committed below hw: a change in flight may be answered. */
 void raft_reconf_committed(raft_reconf_t *rc, int64_t hw);
 /* Deadlines, and a leader that lost its role (the change is answered as
