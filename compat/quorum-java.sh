@@ -17,7 +17,9 @@
 #   metadata.version finalized;
 #   kafka-dump-log --cluster-metadata-decoder (DumpLogSegments) of a
 #   follower's __cluster_metadata-0: the leader's LeaderChange record and
-#   the FeatureLevelRecord of metadata.version;
+#   the bootstrap records, one batch that is a metadata transaction
+#   (BeginTransactionRecord "Bootstrap records", the FeatureLevelRecord of
+#   metadata.version, EndTransactionRecord);
 #   kill -9 of the leader: the two others elect a new leader at a higher
 #   epoch within 60 s, as the tool shows (the time is printed); the two
 #   exit 0 on SIGTERM.
@@ -216,8 +218,16 @@ F=$(( LEADER % N + 1 ))
 java_run dump org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder \
     --files "$WORK/node-$F/data/__cluster_metadata-0/00000000000000000000.log"
 expect dump 0 "isControl: true" "LeaderChange: \{\"version\":0,\"leaderId\":$LEADER,\"voters\":\[\{\"voterId\":1\},\{\"voterId\":2\},\{\"voterId\":3\}\]" \
-    "payload: \{\"type\":\"FEATURE_LEVEL_RECORD\",\"version\":0,\"data\":\{\"name\":\"metadata\.version\",\"featureLevel\":[0-9]+\}\}"
-echo "kafka-dump-log --cluster-metadata-decoder of node $F: LeaderChange, FeatureLevelRecord: ok"
+    "payload: \{\"type\":\"FEATURE_LEVEL_RECORD\",\"version\":0,\"data\":\{\"name\":\"metadata\.version\",\"featureLevel\":[0-9]+\}\}" \
+    "payload: \{\"type\":\"BEGIN_TRANSACTION_RECORD\",\"version\":0,\"data\":\{\"name\":\"Bootstrap records\"\}\}" \
+    "payload: \{\"type\":\"END_TRANSACTION_RECORD\",\"version\":0,\"data\":\{\}\}"
+# the transaction is the bootstrap batch: it ends where that batch ends
+awk '/^baseOffset:/ { last = $4 }
+     /BEGIN_TRANSACTION_RECORD/ && /Bootstrap records/ { batch_last = last }
+     /END_TRANSACTION_RECORD/ && end == "" { end = $3 }
+     END { exit !(batch_last != "" && end == batch_last) }' "$WORK/dump.out" ||
+    { show dump; fail "kafka-dump-log: the bootstrap transaction is not one batch"; }
+echo "kafka-dump-log --cluster-metadata-decoder of node $F: LeaderChange, the bootstrap transaction: ok"
 
 # ---- kill -9 of the leader: a new one at a higher epoch (within 60 s: each look is a JVM start) ----
 OLD_LEADER=$LEADER OLD_EPOCH=$EPOCH REST=

@@ -30,6 +30,7 @@ static const api_entry_t api_core_entries[] = {
     {52, 0, 2, 0, api_raft, API_L_QUORUM},
     {53, 0, 1, 0, api_raft, API_L_QUORUM},
     {54, 0, 1, 0, api_raft, API_L_QUORUM},
+    {59, 0, 1, 0, api_raft, API_L_QUORUM},
     {80, 0, 1, 0, api_raft_voters, API_L_QUORUM},
     {81, 0, 0, 0, api_raft_voters, API_L_QUORUM},
     {82, 0, 0, 0, api_raft_voters, API_L_QUORUM},

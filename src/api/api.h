@@ -58,6 +58,10 @@ typedef struct api_req_s {
     void (*env_reply)(void *env, buf_t *out);
     void *env;
     int kind;       /* enum api_listener: the listener it came in on */
+    /* A forwarded request that found no active controller in time: the
+     * error its local run answers the change with (api_forward.c), 0 for
+     * any other request. */
+    int16_t refuse_err;
 } api_req_t;
 
 typedef void api_handler_t(api_req_t *req);

@@ -27,6 +27,11 @@ proto_str_t api_admin_msg(api_req_t *req, const char *msg)
     return s;
 }
 
+const char *api_admin_op_text(const ctl_op_t *op)
+{
+    return op->refuse_err && op->err == op->refuse_err ? NULL : op->msg;
+}
+
 const char *api_admin_node_name(api_req_t *req)
 {
     char *s = arena_alloc(req->arena, 12);
@@ -57,6 +62,7 @@ void api_admin_submit(api_admin_wait_t *w, ctl_op_t *op)
 {
     w->pending++;
     op->now_ms = w->req->now_ms;
+    op->refuse_err = w->req->refuse_err;
     ctl_submit(w->req->b->ctl, op);
 }
 

@@ -59,6 +59,10 @@ void api_admin_wait_end(api_admin_wait_t *w);
 
 /* An error message copied into the request arena (NULL = null). */
 proto_str_t api_admin_msg(api_req_t *req, const char *msg);
+/* The message of a refused change: op->msg, or NULL (null on the wire)
+ * for a forwarded request that timed out, as Kafka's broker answers it
+ * (its TimeoutException carries none). */
+const char *api_admin_op_text(const ctl_op_t *op);
 /* The node id as the string BROKER resources are named by. */
 const char *api_admin_node_name(api_req_t *req);
 /* A copy of r in the arena (scaled values point into r itself). */

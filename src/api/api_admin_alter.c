@@ -124,7 +124,8 @@ static void api_ac_done(ctl_op_t *op)
 {
     api_ac_ent_t *e = (api_ac_ent_t *)op;
     *e->error_code = op->err;
-    *e->error_message = op->err ? api_admin_msg(e->ac->w.req, op->msg) : PROTO_STR_NULL;
+    *e->error_message =
+        op->err ? api_admin_msg(e->ac->w.req, api_admin_op_text(op)) : PROTO_STR_NULL;
     api_admin_wait_done(&e->ac->w);
 }
 

@@ -197,7 +197,7 @@ static void api_ct_done(ctl_op_t *op)
     api_req_t *req = e->ct->w.req;
 
     if (op->err) {
-        api_ct_fail(req, e->res, op->err, op->msg);
+        api_ct_fail(req, e->res, op->err, api_admin_op_text(op));
     } else {
         memcpy(e->res->topic_id.b, op->created_id, 16);
         e->res->num_partitions = op->nparts;
@@ -352,7 +352,7 @@ static void api_dt_done(ctl_op_t *op)
     api_dt_ent_t *e = (api_dt_ent_t *)op;
     api_req_t *req = e->dt->w.req;
     if (op->err)
-        api_dt_fail(req, e->res, op->err, op->msg);
+        api_dt_fail(req, e->res, op->err, api_admin_op_text(op));
     else /* Kafka drops a deleted topic's committed offsets (res->name is a copy). */
         api_group_topic_deleted(req->b, e->res->name.p, (size_t)e->res->name.len);
     api_admin_wait_done(&e->dt->w);
@@ -506,7 +506,7 @@ static void api_cp_done(ctl_op_t *op)
     api_cp_ent_t *e = (api_cp_ent_t *)op;
     if (op->err) {
         e->res->error_code = op->err;
-        e->res->error_message = api_admin_msg(e->cp->w.req, op->msg);
+        e->res->error_message = api_admin_msg(e->cp->w.req, api_admin_op_text(op));
     }
     api_admin_wait_done(&e->cp->w);
 }

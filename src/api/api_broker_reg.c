@@ -15,7 +15,6 @@
 typedef struct api_breg_s {
     api_admin_wait_t w;
     ctl_op_t op;
-    int32_t broker_id;      /* AllocateProducerIds */
     bkr_register_req_t reg;
     bkr_heartbeat_req_t hb;
     bkr_answer_t ans;
@@ -133,7 +132,8 @@ void api_broker_heartbeat(api_req_t *req)
     api_breg_submit(req, r, CTL_BROKER_HEARTBEAT, &r->hb);
 }
 
-/* A block of producer ids for a broker: a ProducerIdsRecord naming it,
+/* A block of producer ids for a broker registered at the epoch it names
+ * (STALE_BROKER_EPOCH otherwise): a ProducerIdsRecord naming it,
  * committed, then the block's first id (the image's next, less a block). */
 static void api_apid_answer(api_admin_wait_t *w)
 {
@@ -160,10 +160,11 @@ void api_allocate_producer_ids(api_req_t *req)
         return;
     }
     api_admin_wait_init(&r->w, req, api_apid_answer);
-    r->broker_id = m.broker_id;
+    r->hb.broker_id = m.broker_id;
+    r->hb.broker_epoch = m.broker_epoch;
     r->op.kind = CTL_ALLOC_PRODUCER_IDS;
     r->op.nassign = -1;
-    r->op.broker_req = &r->broker_id;
+    r->op.broker_req = &r->hb;
     r->op.done = api_breg_done;
     r->op.udata = r;
     api_admin_submit(&r->w, &r->op);

@@ -36,7 +36,7 @@ static void api_features_error(api_req_t *req, const ctl_op_t *op,
 {
     if (op->err == KERR_KAFKA_STORAGE_ERROR) {
         resp->error_code = KERR_FEATURE_UPDATE_FAILED;
-        resp->error_message = api_admin_msg(req, op->msg);
+        resp->error_message = api_admin_msg(req, api_admin_op_text(op));
         return;
     }
     size_t n = strlen(API_FEATURES_FAILED), m = strlen(op->msg);

@@ -8,9 +8,11 @@
  * broker hands to the client as it is (its header carries the client's
  * correlation id). A controller that is not the active one answers
  * NOT_CONTROLLER, or none comes: the broker asks again, of the leader
- * it knows by then, for up to 5 s; then the request runs here, where
- * this node's controller, not the active one, refuses the change with
- * NOT_CONTROLLER in the API's own answer (clients retry it). */
+ * it knows by then, for up to 60 s (Kafka's broker's forwarding
+ * timeout); then the request runs here, where this node's controller,
+ * not the active one, refuses the change with REQUEST_TIMED_OUT in the
+ * API's own answer (DescribeQuorum: at the top level), as Kafka's broker
+ * answers a forwarded request that timed out. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +21,7 @@
 #include "util/logging.h"
 #include "util/mem.h"
 
-#define API_FWD_TRIES 50
+#define API_FWD_TIMEOUT_MS 60000
 #define API_FWD_RETRY_MS 100
 
 /* Kafka's KafkaPrincipal of an unauthenticated client, as its
@@ -33,7 +35,7 @@ typedef struct api_fwd_s {
     api_req_t *req;
     const uint8_t *frame;
     size_t len;
-    int tries;
+    int64_t until_ms; /* monotonic: when it times out */
 } api_fwd_t;
 
 int api_forwarded(const api_req_t *req)
@@ -71,12 +73,13 @@ static void api_fwd_retry(net_loop_t *loop, void *arg)
 
 static void api_fwd_again(api_fwd_t *f, const char *why)
 {
-    if (++f->tries >= API_FWD_TRIES) {
+    if (net_now_mono_ms() + API_FWD_RETRY_MS > f->until_ms) {
         api_req_t *req = f->req;
         const api_entry_t *e = api_entry_find(req->hdr.api_key);
-        lg_info("forwarding %s to the active controller: %s; answered here",
+        lg_info("forwarding %s to the active controller: %s; timed out",
                 proto_api_info(req->hdr.api_key) ? proto_api_info(req->hdr.api_key)->name : "?", why);
         api_fwd_end(f);
+        req->refuse_err = KERR_REQUEST_TIMED_OUT;
         if (e && !req->conn->closing)
             e->handler(req);
         return;
@@ -140,6 +143,7 @@ void api_forward(api_req_t *req, const uint8_t *frame, size_t len)
     f->req = req;
     f->frame = frame;
     f->len = len;
+    f->until_ms = net_now_mono_ms() + API_FWD_TIMEOUT_MS;
     net_conn_hold(req->conn);
     api_fwd_send(f);
 }

@@ -274,6 +274,14 @@ void api_describe_quorum(api_req_t *req)
         return;
     }
     proto_describe_quorum_resp_init(&resp);
+    if (req->refuse_err) {
+        /* forwarded, no active controller in time: the top-level error
+         * alone, as Kafka's broker answers */
+        resp.error_code = req->refuse_err;
+        resp.error_message = PROTO_STR("The request timed out.");
+        API_REPLY(req, describe_quorum, &resp);
+        return;
+    }
     resp.error_message = PROTO_STR("");
     if (api_dq_valid(&r))
         api_dq_describe(req, &resp);

@@ -1,5 +1,5 @@
 /* The KRaft quorum's own requests on a controller listener: Vote (52),
- * BeginQuorumEpoch (53), EndQuorumEpoch (54), and Fetch of
+ * BeginQuorumEpoch (53), EndQuorumEpoch (54), FetchSnapshot (59), and Fetch of
  * __cluster_metadata-0 (1; any Fetch on a controller listener, whose
  * other topics the Raft node refuses as an invalid request), handed whole to this node's Raft node
  * (cluster/raft_node.h), which decodes, checks and answers them when its

@@ -2,10 +2,12 @@
  * controller, as Kafka's BrokerLifecycleManager leads it. It registers
  * (BrokerRegistration: its advertised listeners, the features it
  * supports, its rack and log dir ids, a new incarnation id each start)
- * with the quorum's leader, then heartbeats every
- * broker.heartbeat.interval.ms with the metadata offset it has applied;
- * the controller unfences it once it has caught up to its registration,
- * and fences it when the heartbeats stop for broker.session.timeout.ms.
+ * with the quorum's leader, then heartbeats with the metadata offset it
+ * has applied: every 10 ms while it starts (until the controller says it
+ * has caught up to its registration, and once more, as Kafka's broker
+ * leaves its STARTING state), so it is unfenced moments after it has
+ * caught up, then every broker.heartbeat.interval.ms; the controller
+ * fences it when the heartbeats stop for broker.session.timeout.ms.
  * NOT_CONTROLLER or a lost connection: it asks again, of the leader the
  * quorum names by then; a stale epoch (its registration was replaced):
  * it registers again. */
@@ -25,6 +27,7 @@
 #include "util/uuid.h"
 
 #define BLIFE_RETRY_MS 200
+#define BLIFE_STARTING_MS 10
 
 typedef struct broker_life_s broker_life_t;
 
@@ -35,6 +38,7 @@ struct broker_life_s {
     uint8_t incarnation[16];
     int64_t epoch;         /* -1 until registered */
     int fenced;
+    int starting;          /* the start-up catch-up is not over yet */
     int in_flight;
     int stopping;          /* the calls back of net_out_free arm nothing */
     int want_shutdown;     /* controlled shutdown asked */
@@ -79,6 +83,18 @@ static void blife_on_reg(net_out_t *out, const net_out_resp_t *resp, void *arg)
     arena_destroy(&arena);
 }
 
+/* When the next heartbeat goes after an answer without error: soon while
+ * starting (the answer that first says caught up ends it), then at the
+ * interval. */
+static int64_t blife_next_hb(broker_life_t *l, const proto_broker_heartbeat_resp_t *r)
+{
+    if (!l->starting)
+        return l->b->node.cfg.quorum.heartbeat_interval_ms;
+    if (r->is_caught_up)
+        l->starting = 0;
+    return BLIFE_STARTING_MS;
+}
+
 static void blife_on_hb(net_out_t *out, const net_out_resp_t *resp, void *arg)
 {
     broker_life_t *l = arg;
@@ -105,6 +121,7 @@ static void blife_on_hb(net_out_t *out, const net_out_resp_t *resp, void *arg)
         }
         if (l->want_shutdown && r.should_shut_down)
             l->shut = 1;
+        next = blife_next_hb(l, &r);
     }
     if (l->want_shutdown)
         next = l->shut ? -1 : BLIFE_RETRY_MS;
@@ -265,6 +282,8 @@ static void blife_on_pids(net_out_t *out, const net_out_resp_t *resp, void *arg)
     if (resp->err || proto_allocate_producer_ids_resp_decode(&r, resp->api_version, resp->body,
                                                              resp->len, &arena) < 0)
         r.error_code = KERR_NOT_CONTROLLER;
+    else if (r.error_code == KERR_STALE_BROKER_EPOCH)
+        r.error_code = KERR_NOT_CONTROLLER; /* re-registering: ask again after */
     arena_destroy(&arena);
     if (!l->stopping)
         ctl_pid_block(l->b->node.ctl, r.error_code, r.producer_id_start, r.producer_id_len);
@@ -276,8 +295,8 @@ static int blife_fetch_pids(void *arg)
     net_out_t *out = l->stopping ? NULL : blife_leader_out(l);
     proto_allocate_producer_ids_req_t r;
     buf_t body;
-    if (!out)
-        return -1;
+    if (!out || l->epoch < 0)
+        return -1; /* no epoch to name before the registration */
     proto_allocate_producer_ids_req_init(&r);
     r.broker_id = l->b->node.cfg.node_id;
     r.broker_epoch = l->epoch;
@@ -298,6 +317,7 @@ int broker_life_start(broker_t *b)
     broker_life_t *l = xcalloc(1, sizeof(*l));
     l->b = b;
     l->epoch = -1;
+    l->starting = 1;
     uuid_generate(l->incarnation);
     l->outs = xcalloc((size_t)q->nvoters + 1, sizeof(*l->outs));
     for (int i = 0; i < q->nvoters; i++) {

@@ -334,12 +334,23 @@ static void broker_quorum_commit(void *ctx, int64_t hw)
         raft_reconf_committed(b->node.reconf, hw);
 }
 
+static void broker_quorum_snapshot(void *ctx, meta_snap_id_t id, meta_image_t *img,
+                                   int64_t last_ts)
+{
+    broker_t *b = ctx;
+    meta_log_install(ctl_meta(b->node.ctl), id, img, last_ts, net_now_wall_ms());
+}
+
 int broker_quorum_start(broker_t *b)
 {
     const broker_config_t *cfg = &b->node.cfg;
     raft_net_peer_t peers[2 * RAFT_MAX_VOTERS];
     raft_node_config_t nc;
-    raft_node_hooks_t hooks = {b, broker_quorum_commit, broker_quorum_role, broker_quorum_fatal};
+    raft_node_hooks_t hooks = {.ctx = b,
+                               .on_commit = broker_quorum_commit,
+                               .on_role = broker_quorum_role,
+                               .on_fatal = broker_quorum_fatal,
+                               .on_snapshot = broker_quorum_snapshot};
     char err[512];
     int np = 0;
 

@@ -124,12 +124,6 @@ static void ctl_snap_policy(ctl_t *ctl, const props_t *props)
     pol.retention_bytes = ctl_prop_long(props, "metadata.max.retention.bytes");
     pol.retention_ms = ctl_prop_long(props, "metadata.max.retention.ms");
     ctl->idle_ms = ctl_prop_long(props, "metadata.max.idle.interval.ms");
-    if (ctl->quorum) {
-        /* a quorum's log is the Raft node's: it alone may move its start */
-        pol.max_bytes = INT64_MAX;
-        pol.interval_ms = 0;
-        pol.retention_bytes = pol.retention_ms = -1;
-    }
     meta_log_snap_policy(ctl->meta, &pol);
 }
 
@@ -263,9 +257,10 @@ static void ctl_start(ctl_t *ctl, ctl_op_t *op)
 {
     ctl_batch_t b = {0};
     if (ctl->quorum && !meta_log_active(ctl->meta)) {
-        /* only the active controller decides (Kafka's NOT_CONTROLLER) */
-        op->err = KERR_NOT_CONTROLLER;
-        snprintf(op->msg, sizeof(op->msg), "%s", CTL_NOT_CONTROLLER_MSG);
+        /* only the active controller decides (Kafka's NOT_CONTROLLER;
+         * a forwarded request that timed out, its caller's error) */
+        op->err = op->refuse_err ? op->refuse_err : KERR_NOT_CONTROLLER;
+        snprintf(op->msg, sizeof(op->msg), "%s", op->refuse_err ? "" : CTL_NOT_CONTROLLER_MSG);
         ctl_finish(ctl, op);
         return;
     }

@@ -102,14 +102,16 @@ enum ctl_kind {
     CTL_ALTER_CONFIGS,    /* topic_id, kv set (or delete) on top of the
                              current ones, or with replace the whole set */
     CTL_ALLOC_PRODUCER_IDS, /* the next block: the controller's own, or a
-                               broker's (broker_req: its int32 id) */
+                               broker's (broker_req: a bkr_heartbeat_req_t
+                               with its id and epoch) */
     CTL_ALTER_BROKER_CONFIGS, /* name: "" (the cluster-wide default) or this
                                  node's id; kv set (or delete) on top of its
                                  dynamic configs, or with replace the whole
                                  set (ctl_configs.c) */
     CTL_UPDATE_FEATURES,  /* features[0..nfeatures): finalized levels */
     CTL_BOOTSTRAP,        /* the controller's own: a new quorum's first
-                             records (metadata.version) */
+                             records (metadata.version, in a metadata
+                             transaction) */
     CTL_BROKER_REGISTER,  /* a broker's BrokerRegistration (broker_req) */
     CTL_BROKER_HEARTBEAT, /* a broker's BrokerHeartbeat (broker_req) */
     CTL_FENCE_STALE,      /* the controller's own: fence an expired session */
@@ -158,6 +160,8 @@ struct ctl_op_s {
     int replace;
     int validate_only;       /* check only, commit nothing */
     int64_t now_ms;
+    int16_t refuse_err;      /* on a node that is not the active controller:
+                                the refusal's error (0: NOT_CONTROLLER) */
     const void *broker_req;  /* CTL_BROKER_REGISTER: a bkr_register_req_t,
                                 CTL_BROKER_HEARTBEAT: a bkr_heartbeat_req_t
                                 (cluster/bkr.h) */

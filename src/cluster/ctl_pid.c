@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/bkr.h"
 #include "cluster/ctl_int.h"
+#include "cluster/meta_image.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -42,11 +44,35 @@ static int64_t ctl_pid_start(const ctl_t *ctl)
     return start;
 }
 
+/* A broker asking for a block must be registered at the epoch it names,
+ * as Kafka's controller checks it: STALE_BROKER_EPOCH otherwise (a
+ * broker whose registration was replaced gets no ids under the old
+ * one). */
+static int16_t ctl_pid_check_broker(const ctl_t *ctl, const bkr_heartbeat_req_t *req, ctl_op_t *op)
+{
+    const mi_broker_t *b = meta_image_broker(&ctl->meta->img, req->broker_id);
+    if (!b) {
+        snprintf(op->msg, sizeof(op->msg), "No broker registration found for broker %d",
+                 (int)req->broker_id);
+        return KERR_STALE_BROKER_EPOCH;
+    }
+    if (b->epoch != req->broker_epoch) {
+        snprintf(op->msg, sizeof(op->msg), "Expected broker epoch %lld, but got broker epoch %lld",
+                 (long long)b->epoch, (long long)req->broker_epoch);
+        return KERR_STALE_BROKER_EPOCH;
+    }
+    return KERR_NONE;
+}
+
 int16_t ctl_plan_producer_ids(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
+    const bkr_heartbeat_req_t *req = op->broker_req;
+    int16_t err = req ? ctl_pid_check_broker(ctl, req, op) : KERR_NONE;
+    if (err)
+        return err;
     meta_rec_t *r = ctl_batch_add(b, META_REC_PRODUCER_IDS);
     op->nparts = 0;
-    r->u.producer_ids.broker_id = op->broker_req ? *(const int32_t *)op->broker_req : ctl->node_id;
+    r->u.producer_ids.broker_id = req ? req->broker_id : ctl->node_id;
     r->u.producer_ids.next_producer_id = ctl_pid_start(ctl) + CTL_PID_BLOCK;
     return KERR_NONE;
 }

@@ -135,16 +135,29 @@ void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft)
     meta_log_use_raft(ctl->meta, raft, ctl_on_active, ctl);
 }
 
-/* The records of a new quorum: the metadata.version of this node's
- * bootstrap checkpoint (or the level a new node starts at). */
+/* The records of a new quorum, as a Kafka 4.4 controller writes its
+ * bootstrap on an empty log: one batch, a metadata transaction
+ * (BeginTransactionRecord "Bootstrap records" ... EndTransactionRecord)
+ * around a FeatureLevelRecord for each feature finalized above level 0
+ * (metadata.version at this node's bootstrap checkpoint's level).
+ * That is metadata.version alone: every other feature stands at 0 (what
+ * Strand implements of it, as on a single node), and Kafka writes no
+ * record for a feature at 0 either; nor a ConfigRecord, which Kafka
+ * writes (the cluster's min.insync.replicas) only with
+ * eligible.leader.replicas.version 1 or above. */
 int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
+    static const char txn_name[] = "Bootstrap records";
     (void)op;
     if (meta_image_feature(&ctl->meta->img, "metadata.version") > 0)
         return 0; /* another controller wrote them meanwhile */
+    meta_rec_t *begin = ctl_batch_add(b, PROTO_REC_BEGIN_TRANSACTION_RECORD);
+    begin->u.any.begin_transaction_record.name.p = txn_name;
+    begin->u.any.begin_transaction_record.name.len = (int32_t)strlen(txn_name);
     meta_rec_t *fr = ctl_batch_add(b, META_REC_FEATURE_LEVEL);
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
     fr->u.feature.feature_level = ctl->boot_mv;
+    ctl_batch_add(b, PROTO_REC_END_TRANSACTION_RECORD);
     return 0;
 }

@@ -159,11 +159,97 @@ void meta_image_pids_records(const meta_image_t *img, meta_image_rec_fn *fn, voi
     fn(arg, &rec);
 }
 
+/* The endpoints and features of a registration into the record's arrays
+ * (eps and fs: at least n + 1 entries, pointing into the image). */
+#define MIR_FILL_ENDPOINTS(eps, src, n)                                                          \
+    for (int i_ = 0; i_ < (n); i_++) {                                                           \
+        (eps)[i_].name = mir_str((src)[i_].name, strlen((src)[i_].name));                        \
+        (eps)[i_].host = mir_str((src)[i_].host, strlen((src)[i_].host));                        \
+        (eps)[i_].port = (uint16_t)(src)[i_].port;                                               \
+        (eps)[i_].security_protocol = (src)[i_].security_protocol;                               \
+    }
+#define MIR_FILL_FEATURES(fs, src, n)                                                            \
+    for (int i_ = 0; i_ < (n); i_++) {                                                           \
+        (fs)[i_].name = mir_str((src)[i_].name, strlen((src)[i_].name));                         \
+        (fs)[i_].min_supported_version = (src)[i_].min;                                          \
+        (fs)[i_].max_supported_version = (src)[i_].max;                                          \
+    }
+
+/* RegisterBrokerRecord v3 (log dirs, as Kafka writes it from 3.7-IV2's
+ * directory assignment on): the registration as it stands, fenced and in
+ * controlled shutdown as the later records left it. */
+static void mir_broker(const mi_broker_t *b, meta_image_rec_fn *fn, void *arg)
+{
+    meta_rec_t rec;
+    proto_rec_register_broker_record_t *r = &rec.u.register_broker;
+    proto_rec_register_broker_record_broker_endpoint_t *eps =
+        xcalloc((size_t)b->nendpoints + 1, sizeof(*eps));
+    proto_rec_register_broker_record_broker_feature_t *fs =
+        xcalloc((size_t)b->nfeatures + 1, sizeof(*fs));
+    proto_uuid_t *dirs = xcalloc((size_t)b->ndirs + 1, sizeof(*dirs));
+
+    meta_rec_init(&rec, META_REC_REGISTER_BROKER);
+    rec.version = 3;
+    r->broker_id = b->id;
+    memcpy(r->incarnation_id.b, b->incarnation, 16);
+    r->broker_epoch = b->epoch;
+    r->is_migrating_zk_broker = b->zk_migrating;
+    MIR_FILL_ENDPOINTS(eps, b->endpoints, b->nendpoints);
+    r->end_points.n = b->nendpoints;
+    r->end_points.v = eps;
+    MIR_FILL_FEATURES(fs, b->features, b->nfeatures);
+    r->features.n = b->nfeatures;
+    r->features.v = fs;
+    r->rack = b->rack ? mir_str(b->rack, strlen(b->rack)) : (meta_str_t){NULL, -1};
+    r->fenced = b->fenced;
+    r->in_controlled_shutdown = b->in_controlled_shutdown;
+    for (int i = 0; i < b->ndirs; i++)
+        memcpy(dirs[i].b, b->dirs[i], 16);
+    r->log_dirs.n = b->ndirs;
+    r->log_dirs.v = dirs;
+    fn(arg, &rec);
+    free(eps);
+    free(fs);
+    free(dirs);
+}
+
+static void mir_controller(const mi_controller_t *c, meta_image_rec_fn *fn, void *arg)
+{
+    meta_rec_t rec;
+    proto_rec_register_controller_record_t *r = &rec.u.register_controller;
+    proto_rec_register_controller_record_controller_endpoint_t *eps =
+        xcalloc((size_t)c->nendpoints + 1, sizeof(*eps));
+    proto_rec_register_controller_record_controller_feature_t *fs =
+        xcalloc((size_t)c->nfeatures + 1, sizeof(*fs));
+
+    meta_rec_init(&rec, META_REC_REGISTER_CONTROLLER);
+    rec.version = 0;
+    r->controller_id = c->id;
+    memcpy(r->incarnation_id.b, c->incarnation, 16);
+    r->zk_migration_ready = c->zk_migration_ready;
+    MIR_FILL_ENDPOINTS(eps, c->endpoints, c->nendpoints);
+    r->end_points.n = c->nendpoints;
+    r->end_points.v = eps;
+    MIR_FILL_FEATURES(fs, c->features, c->nfeatures);
+    r->features.n = c->nfeatures;
+    r->features.v = fs;
+    fn(arg, &rec);
+    free(eps);
+    free(fs);
+}
+
+void meta_image_cluster_records(const meta_image_t *img, meta_image_rec_fn *fn, void *arg)
+{
+    for (int i = 0; i < img->nbrokers; i++)
+        mir_broker(img->brokers[i], fn, arg);
+    for (int i = 0; i < img->ncontrollers; i++)
+        mir_controller(img->controllers[i], fn, arg);
+}
+
 void meta_image_records(const meta_image_t *img, meta_image_rec_fn *fn, void *arg)
 {
     meta_image_features_records(img, fn, arg);
-    /* Broker and controller registrations go here, as in Kafka's
-     * ClusterImage, once the image holds them. */
+    meta_image_cluster_records(img, fn, arg);
     meta_image_topics_records(img, fn, arg);
     meta_image_configs_records(img, fn, arg);
     meta_image_pids_records(img, fn, arg);

@@ -25,6 +25,11 @@ void meta_image_records(const meta_image_t *img, meta_image_rec_fn *fn, void *ar
  * before any other record), then the others by name, as Kafka's
  * bootstrap snapshot orders them. */
 void meta_image_features_records(const meta_image_t *img, meta_image_rec_fn *fn, void *arg);
+/* The cluster's registrations, as Kafka's ClusterImage writes them: a
+ * RegisterBrokerRecord v3 per broker (sorted by id; fenced and in
+ * controlled shutdown as they stand), then a RegisterControllerRecord v0
+ * per controller. */
+void meta_image_cluster_records(const meta_image_t *img, meta_image_rec_fn *fn, void *arg);
 /* Per topic: TopicRecord v0, then a PartitionRecord v2 per partition. */
 void meta_image_topics_records(const meta_image_t *img, meta_image_rec_fn *fn, void *arg);
 /* A ConfigRecord v0 per key of each resource (topics and brokers). */

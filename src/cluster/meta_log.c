@@ -299,6 +299,9 @@ void meta_log_free(meta_log_t *ml)
     if (!ml)
         return;
     meta_log_snap_stop(ml);
+    meta_log_install_drop(ml);
+    if (ml->apply_retry && ml->loop)
+        net_timer_cancel(ml->loop, ml->apply_retry);
     meta_image_free(&ml->img);
     free(ml);
 }

@@ -82,6 +82,8 @@ typedef struct meta_log_s {
     void (*on_active)(void *arg);     /* this node became the active controller */
     void *on_active_arg;
     int active;
+    struct meta_install_s *install;   /* a fetched snapshot waiting to replace the image */
+    uint64_t apply_retry;             /* net_timer_id_t: a failed read tried again, or 0 */
 } meta_log_t;
 
 /* The metadata log's end offset and high watermark (DescribeQuorum). */
@@ -147,6 +149,15 @@ int meta_log_active(const meta_log_t *ml);
 int64_t meta_log_next_offset(const meta_log_t *ml);
 void meta_log_quorum_submit(meta_log_t *ml, const meta_rec_t *recs, int n, int64_t now_ms,
                             meta_commit_fn *cb, void *udata);
+/* A snapshot fetched from the leader replaced the Raft log (which starts
+ * at id.end_offset now): its image (img, taken: moved with a struct
+ * copy) replaces ours once the batch at the listener is done, and the
+ * listener is told as one change: a RemoveTopicRecord for each topic that
+ * went, then every record of the new image. */
+void meta_log_install(meta_log_t *ml, meta_snap_id_t id, meta_image_t *img, int64_t last_ts,
+                      int64_t now_ms);
+/* Frees an install still waiting (meta_log_free). */
+void meta_log_install_drop(meta_log_t *ml);
 /* Applies one committed batch (meta_log.c): its records to the image, then
  * the listener; applied(arg) once the listener is done. */
 void meta_log_apply(meta_log_t *ml, const uint8_t *batch, size_t len, int64_t now_ms,

@@ -2,9 +2,13 @@
  * proposals through the Raft node, and the committed batches applied in
  * log order as the high watermark passes them, one at a time (the
  * listener may take its time: the next waits for it). Control batches
- * (LeaderChangeMessage, snapshot markers) are passed over. */
+ * (LeaderChangeMessage, snapshot markers) are passed over. A snapshot
+ * fetched from the leader replaces the image, once what is at the
+ * listener is done. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "cluster/meta_image_recs.h"
 #include "cluster/meta_log.h"
 #include "cluster/raft_node.h"
 #include "log/log_batch.h"
@@ -42,6 +46,10 @@ void meta_log_use_raft(meta_log_t *ml, struct raft_node_s *raft, void (*on_activ
 {
     if (!raft)
         mlq_fail_all(ml, KERR_NOT_CONTROLLER); /* the quorum is going: nothing will commit */
+    if (!raft && ml->apply_retry && ml->loop) {
+        net_timer_cancel(ml->loop, ml->apply_retry);
+        ml->apply_retry = 0;
+    }
     ml->raft = raft;
     ml->active = 0;
     ml->on_active = on_active;
@@ -126,6 +134,8 @@ static void mlq_answer(meta_log_t *ml)
     }
 }
 
+static int mlq_install_run(meta_log_t *ml);
+
 static void mlq_applied(void *arg)
 {
     mlq_apply_t *a = arg;
@@ -136,8 +146,26 @@ static void mlq_applied(void *arg)
     free(a);
     ml->applying = 0;
     mlq_answer(ml);
-    if (!ml->pumping)
+    if (!ml->pumping && !mlq_install_run(ml))
         mlq_pump(ml);
+}
+
+static void mlq_retry(net_loop_t *loop, void *data)
+{
+    meta_log_t *ml = data;
+    (void)loop;
+    ml->apply_retry = 0;
+    if (ml->raft && !ml->applying && !ml->pumping)
+        mlq_pump(ml);
+}
+
+/* A committed batch that cannot be read now (a read racing a log change,
+ * an I/O error) is tried again soon, not only when the high watermark
+ * next moves (an idle quorum would leave the image behind). */
+static void mlq_retry_later(meta_log_t *ml)
+{
+    if (ml->loop && !ml->apply_retry)
+        ml->apply_retry = net_timer_add(ml->loop, 100, mlq_retry, ml);
 }
 
 /* The next committed batch: 1 when one was handed to the listener (or
@@ -149,14 +177,16 @@ static int mlq_next(meta_log_t *ml)
     buf_init(&b);
     if (raft_node_read(ml->raft, ml->last_applied + 1, 1, &b) != 0 || b.len == 0 ||
         log_batch_hdr_parse(b.p, b.len, &h) < 0) {
-        lg_error("metadata quorum: cannot read the committed batch at %lld",
+        lg_error("metadata quorum: cannot read the committed batch at %lld; trying again",
                  (long long)ml->last_applied + 1);
         buf_free(&b);
+        mlq_retry_later(ml);
         return 0;
     }
     int64_t last = h.base_offset + h.last_offset_delta;
     if (LOG_BATCH_ATTR_IS_CONTROL(h.attributes)) {
         ml->last_applied = last;
+        ml->last_epoch = h.leader_epoch; /* a snapshot here is of this epoch */
         buf_free(&b);
         mlq_answer(ml);
         return 1;
@@ -188,4 +218,119 @@ void meta_log_committed(meta_log_t *ml, int64_t hw, int64_t now_ms)
         ml->commit_hw = hw;
     if (ml->raft && !ml->applying && !ml->pumping)
         mlq_pump(ml);
+}
+
+/* ---- a fetched snapshot replaces the image ---- */
+
+typedef struct meta_install_s {
+    meta_snap_id_t id;
+    meta_image_t img;
+    int64_t last_ts;
+} meta_install_t;
+
+/* What the listener is told: a RemoveTopicRecord for each topic the new
+ * image lacks, then every record of the new image (those already known
+ * change nothing), decoded into arena. Returns the count; *out owned. */
+static int mlq_install_recs(const meta_image_t *old, const meta_image_t *img, arena_t *arena,
+                            meta_rec_t **out)
+{
+    meta_snap_recs_t enc;
+    mi_topic_t *t;
+    size_t pos = 0;
+    int n = 0, cap = 16;
+    meta_rec_t *recs = xmalloc((size_t)cap * sizeof(*recs));
+
+    while ((t = meta_image_topic_next(old, &pos))) {
+        if (meta_image_topic_by_id(img, t->id))
+            continue;
+        if (n == cap)
+            recs = xrealloc(recs, (size_t)(cap *= 2) * sizeof(*recs));
+        memset(&recs[n], 0, sizeof(recs[n]));
+        recs[n].type = META_REC_REMOVE_TOPIC;
+        memcpy(recs[n++].u.remove_topic.topic_id.b, t->id, 16);
+    }
+    meta_snap_recs_init(&enc);
+    meta_snap_collect(&enc, img);
+    for (int i = 0; i < enc.n; i++) {
+        size_t from = i ? enc.ends[i - 1] : 0;
+        if (n == cap)
+            recs = xrealloc(recs, (size_t)(cap *= 2) * sizeof(*recs));
+        if (meta_rec_decode(&recs[n], enc.vals.p + from, enc.ends[i] - from, arena) == 0)
+            n++;
+    }
+    meta_snap_recs_free(&enc);
+    *out = recs;
+    return n;
+}
+
+static void mlq_install_applied(void *arg)
+{
+    meta_log_t *ml = arg;
+    ml->applying = 0;
+    mlq_answer(ml);
+    if (!ml->pumping)
+        mlq_pump(ml);
+}
+
+/* Runs the install waiting, if any: 1 when one was started. */
+static int mlq_install_run(meta_log_t *ml)
+{
+    meta_install_t *in = ml->install;
+    meta_image_t old;
+    meta_rec_t *recs;
+    arena_t arena;
+    int64_t now_ms = net_now_wall_ms();
+
+    if (!in || ml->applying)
+        return 0;
+    ml->install = NULL;
+    old = ml->img;
+    ml->img = in->img;
+    ml->last_applied = in->id.end_offset - 1;
+    ml->last_epoch = in->id.epoch;
+    ml->last_ts = in->last_ts;
+    ml->has_snap = 1;
+    ml->snap = in->id;
+    ml->snap_bytes = 0;
+    ml->snap_ms = now_ms;
+    if (ml->commit_hw < in->id.end_offset)
+        ml->commit_hw = in->id.end_offset;
+    free(in);
+    arena_init(&arena, 4096);
+    int n = mlq_install_recs(&old, &ml->img, &arena, &recs);
+    lg_info("metadata quorum: the image is now snapshot %lld-%d's (%d records)",
+            (long long)ml->snap.end_offset, ml->snap.epoch, n);
+    ml->applying = 1;
+    if (ml->listener.on_commit)
+        ml->listener.on_commit(ml->listener.ctx, recs, n, &ml->img, now_ms, mlq_install_applied,
+                               ml);
+    else
+        mlq_install_applied(ml);
+    free(recs);
+    arena_destroy(&arena);
+    meta_image_free(&old);
+    return 1;
+}
+
+void meta_log_install_drop(meta_log_t *ml)
+{
+    if (!ml->install)
+        return;
+    meta_image_free(&ml->install->img);
+    free(ml->install);
+    ml->install = NULL;
+}
+
+void meta_log_install(meta_log_t *ml, meta_snap_id_t id, meta_image_t *img, int64_t last_ts,
+                      int64_t now_ms)
+{
+    (void)now_ms;
+    meta_log_install_drop(ml); /* a newer one replaces one still waiting */
+    meta_install_t *in = xcalloc(1, sizeof(*in));
+    in->id = id;
+    in->img = *img;
+    in->last_ts = last_ts;
+    ml->install = in;
+    if (!ml->pumping)
+        mlq_install_run(ml);
 }

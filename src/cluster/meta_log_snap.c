@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/raft_node.h"
 #include "net/net_loop.h"
 #include "net/net_pool.h"
 #include "util/logging.h"
@@ -81,6 +82,8 @@ static void meta_snap_job_done(net_job_t *job)
         ml->snap_bytes -= sj->covered;
         ml->snap_ms = sj->now_ms;
         lg_info("metadata snapshot %s written (%zu bytes)", name, sj->bytes.len);
+        if (ml->raft) /* fetches below the log start are sent to it */
+            raft_snapshot_latest(raft_node_core(ml->raft), sj->id.end_offset, sj->id.epoch);
         if (meta_log_retain(ml, sj->now_ms) < 0)
             lg_warn("metadata log: cleaning before the snapshot failed: %s", strerror(errno));
     }
@@ -170,6 +173,9 @@ int meta_log_delete_before(meta_log_t *ml, meta_snap_id_t id, int64_t now_ms)
         errno = EINVAL;
         return -1;
     }
+    /* a quorum's fetches below the new start get the snapshot now */
+    if (ml->raft)
+        raft_log_start_moved(raft_node_core(ml->raft), id.end_offset, id.epoch);
     if (log_retention(ml->log, now_ms) < 0)
         return -1;
     n = meta_snap_list(dir, &ids);

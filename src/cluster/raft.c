@@ -130,6 +130,7 @@ void raft_become(raft_t *raft, int role, int64_t now_ms)
         raft_fail_parked(raft);
     raft->granted = raft->rejected = 0;
     raft->prevote_sent = 0;
+    raft->snap_want_end = -1; /* a snapshot being fetched is given up */
     switch (role) {
     case RAFT_FOLLOWER:
         raft->fetch_deadline = now_ms + raft->cfg.fetch_timeout_ms;
@@ -183,6 +184,12 @@ static void load_disk(raft_t *raft, const raft_disk_t *disk)
 {
     raft->log_start = disk->log_start;
     raft->snap_epoch = disk->snap_epoch;
+    raft->latest_end = disk->log_start;
+    raft->latest_epoch = disk->snap_epoch;
+    if (disk->latest_end > disk->log_start && disk->latest_end <= disk->log_end) {
+        raft->latest_end = disk->latest_end;
+        raft->latest_epoch = disk->latest_epoch;
+    }
     raft->end = raft->durable = disk->log_end;
     raft->hw = disk->log_start;
     for (int i = 0; i < disk->nepochs; i++)
@@ -203,7 +210,7 @@ static void initial_role(raft_t *raft, int64_t now_ms)
         raft_set_state(raft, log_epoch, -1, -1);
         raft_become(raft, RAFT_UNATTACHED, now_ms);
     } else if (raft->leader == raft->cfg.node_id) {
-        raft_become(raft, RAFT_RESIGNED, now_ms);
+        raft_resigned_enter(raft, NULL, 0, now_ms);
     } else if (raft->leader >= 0) {
         raft_become(raft, RAFT_FOLLOWER, now_ms);
     } else {
@@ -230,6 +237,7 @@ raft_t *raft_new(const raft_config_t *cfg, const raft_disk_t *disk,
     raft->rand_arg = rand_arg;
     raft->voter = raft_is_voter(raft, cfg->node_id);
     raft->leader_contact_ms = -1;
+    raft->snap_want_end = -1;
     raft->role = -1;
     load_disk(raft, disk);
     raft->state_durable = raft->state_seq = 0;
@@ -288,6 +296,7 @@ void raft_tick(raft_t *raft, int64_t now_ms)
         raft_fetch_tick(raft, now_ms);
         break;
     default:
+        raft_resigned_tick(raft, now_ms);
         election_tick(raft, now_ms);
         if (!raft->voter || raft_fetches_leader(raft))
             raft_fetch_tick(raft, now_ms);
@@ -316,8 +325,10 @@ void raft_recv(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
     case RAFT_FETCH_RESP:
         raft_on_fetch_resp(raft, msg, now_ms);
         break;
-    case RAFT_BEGIN_RESP:
     case RAFT_END_RESP:
+        raft_on_end_resp(raft, msg, now_ms);
+        break;
+    case RAFT_BEGIN_RESP:
         raft_observe(raft, msg->epoch, msg->leader_id, now_ms);
         break;
     default:
@@ -359,31 +370,6 @@ int64_t raft_propose(raft_t *raft, int32_t n, int64_t now_ms)
     return out->append_base;
 }
 
-void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_t now_ms)
-{
-    raft->log_start = raft->end = raft->durable = offset;
-    raft->snap_epoch = epoch;
-    raft->nepochs = 0;
-    if (raft->hw < offset) {
-        raft->hw = offset;
-        raft_out_push(raft, RAFT_OUT_HW)->offset = offset;
-    }
-    raft->fetch_inflight = 0;
-    raft_fetch_tick(raft, now_ms);
-}
-
-void raft_log_start_moved(raft_t *raft, int64_t offset, int32_t epoch)
-{
-    if (offset <= raft->log_start || offset > raft->hw)
-        return;
-    raft->log_start = offset;
-    raft->snap_epoch = epoch;
-    while (raft->nepochs > 1 && raft->epochs[1].base <= offset) {
-        memmove(&raft->epochs[0], &raft->epochs[1],
-                (size_t)(raft->nepochs - 1) * sizeof(raft->epochs[0]));
-        raft->nepochs--;
-    }
-}
 
 int raft_poll(raft_t *raft, raft_out_t *out)
 {
@@ -422,6 +408,8 @@ int64_t raft_next_deadline(const raft_t *raft)
         break;
     default:
         t = raft->voter ? raft->election_at : INT64_MAX;
+        if (raft->role == RAFT_RESIGNED && raft->end_unacked)
+            t = min64(t, raft->end_resend_at);
         break;
     }
     if (raft->fetch_inflight)

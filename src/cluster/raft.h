@@ -66,6 +66,9 @@ typedef struct raft_msg_s {
     int type;               /* enum raft_msg_type */
     int32_t src, dst;
     int16_t err;            /* responses: 0 or a Kafka error code */
+    int8_t other_voter;     /* Vote and BeginQuorumEpoch requests: the voter
+                               key they name is not this node's (answered
+                               INVALID_VOTER_KEY once their epoch is seen) */
     int32_t epoch;          /* requests: the sender's epoch (the candidate's,
                                the leader's, the fetcher's); responses: the
                                responder's */
@@ -155,8 +158,10 @@ typedef struct raft_config_s {
 /* What the node found on disk at start-up. */
 typedef struct raft_disk_s {
     int32_t epoch, leader_id, voted_id; /* quorum-state; 0, -1, -1 if none */
-    int64_t log_start;       /* the latest snapshot's end offset, or 0 */
-    int32_t snap_epoch;      /* its epoch, or 0 */
+    int64_t log_start;       /* where the log starts: a snapshot's end, or 0 */
+    int32_t snap_epoch;      /* that snapshot's epoch, or 0 */
+    int64_t latest_end;      /* the latest snapshot (0: none but the above) */
+    int32_t latest_epoch;
     int64_t log_end;         /* all durable */
     const raft_batch_t *epochs; /* each epoch's first batch in the log, in
                                    order (a batch per epoch suffices) */
@@ -185,9 +190,27 @@ void raft_flushed(raft_t *raft, int64_t offset, int64_t now_ms);
 int64_t raft_propose(raft_t *raft, int32_t n, int64_t now_ms);
 /* A leader leaving gracefully: EndQuorumEpoch to the others. */
 void raft_resign(raft_t *raft, int64_t now_ms);
+/* Snapshots (raft_snap.c). After RAFT_OUT_SNAPSHOT the core waits for
+ * that snapshot, fetching nothing else, until one of these (or a change
+ * of role or epoch, after which it is no longer wanted). */
+/* 1 while the core waits for snapshot (offset, epoch): ask right before
+ * replacing the log with it, in the same turn of the loop. */
+int raft_snapshot_wanted(const raft_t *raft, int64_t offset, int32_t epoch);
 /* The log now holds only the snapshot ending at offset (written at
- * epoch) and nothing after it: a fetched snapshot replaced it. */
+ * epoch) and nothing after it: a fetched snapshot replaced it. Ignored
+ * unless raft_snapshot_wanted. */
 void raft_snapshot_installed(raft_t *raft, int64_t offset, int32_t epoch, int64_t now_ms);
+/* Fetching it failed (no answer, SNAPSHOT_NOT_FOUND, a bad file): the
+ * core fetches again after a backoff and is told which snapshot then. */
+void raft_snapshot_failed(raft_t *raft, int64_t now_ms);
+/* A good FetchSnapshot answer came from the leader: it is alive. */
+void raft_snapshot_progress(raft_t *raft, int64_t now_ms);
+/* A snapshot of the committed log up to offset now exists (the latest):
+ * a fetch below the log start is sent to it, as Kafka sends the latest. */
+void raft_snapshot_latest(raft_t *raft, int64_t offset, int32_t epoch);
+/* On the leader: replica id fetched a part of a snapshot (it counts as
+ * heard from, as a fetch does, for check-quorum). */
+void raft_snapshot_served(raft_t *raft, int32_t id, int64_t now_ms);
 /* A snapshot of the committed log up to offset exists and the log before
  * it was deleted: fetches below it are sent the snapshot. offset must
  * not pass the high watermark. */

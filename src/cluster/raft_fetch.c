@@ -69,8 +69,8 @@ static void send_begin(raft_t *raft, int64_t now_ms)
 }
 
 /* A leader that has not heard from a majority of voters within 1.5
- * fetch timeouts resigns: it may be the one cut off, and its followers
- * may have elected another. */
+ * fetch timeouts resigns, with EndQuorumEpoch as a graceful one: it may
+ * be the one cut off, and its followers may have elected another. */
 static void check_quorum(raft_t *raft, int64_t now_ms)
 {
     int64_t window = raft->cfg.fetch_timeout_ms * 3 / 2;
@@ -84,7 +84,7 @@ static void check_quorum(raft_t *raft, int64_t now_ms)
         raft->check_quorum_at = now_ms + window;
         return;
     }
-    raft_become(raft, RAFT_RESIGNED, now_ms);
+    raft_resign(raft, now_ms);
 }
 
 void raft_leader_tick(raft_t *raft, int64_t now_ms)
@@ -96,16 +96,20 @@ void raft_leader_tick(raft_t *raft, int64_t now_ms)
         check_quorum(raft, now_ms);
 }
 
-/* The fetch checks of KRaft's log: below the start, the snapshot; a last
- * fetched epoch that ends before the fetch offset in our log (or that we
- * do not have), the diverging epoch and its end. Returns 1 when valid. */
+/* The fetch checks of KRaft's log: below the start, or at it with
+ * another epoch, or with a last fetched epoch older than the snapshot's
+ * (where it ends is gone with the log before the snapshot), the latest
+ * snapshot; a last fetched epoch that ends before the fetch offset in our
+ * log (or that we do not have), the diverging epoch and its end. Returns
+ * 1 when valid. */
 static int check_fetch(const raft_t *raft, const raft_msg_t *req, raft_msg_t *resp)
 {
     if (req->fetch_offset < raft->log_start ||
-        (req->fetch_offset == raft->log_start && raft->log_start > 0 &&
-         req->last_fetched_epoch != raft->snap_epoch)) {
-        resp->snap_end = raft->log_start;
-        resp->snap_epoch = raft->snap_epoch;
+        (raft->log_start > 0 && (req->fetch_offset == raft->log_start
+                                     ? req->last_fetched_epoch != raft->snap_epoch
+                                     : req->last_fetched_epoch < raft->snap_epoch))) {
+        resp->snap_end = raft->latest_end;
+        resp->snap_epoch = raft->latest_epoch;
         return 0;
     }
     if (req->fetch_offset == 0 && req->last_fetched_epoch <= 0)
@@ -133,6 +137,22 @@ static void answer_fetch(raft_t *raft, const raft_msg_t *req)
     raft_send(raft, &resp, 0);
 }
 
+/* A refused fetch, as KRaft answers one: no records, no high watermark
+ * (-1), the log start. */
+static void answer_fetch_error(raft_t *raft, const raft_msg_t *req, int16_t err)
+{
+    raft_msg_t resp;
+    raft_msg_reply(raft, req, &resp, RAFT_FETCH_RESP);
+    resp.err = err;
+    if (raft->role == RAFT_RESIGNED)
+        resp.leader_id = -1;
+    resp.fetch_offset = req->fetch_offset;
+    resp.last_fetched_epoch = req->last_fetched_epoch;
+    resp.hw = -1;
+    resp.log_start = raft->log_start;
+    raft_send(raft, &resp, 0);
+}
+
 static void track(raft_t *raft, raft_peer_t *p, const raft_msg_t *req, int64_t now_ms)
 {
     p->end = req->fetch_offset;
@@ -145,15 +165,13 @@ static void track(raft_t *raft, raft_peer_t *p, const raft_msg_t *req, int64_t n
 void raft_on_fetch_req(raft_t *raft, const raft_msg_t *req, int64_t now_ms)
 {
     raft_msg_t resp;
-    if (req->epoch > raft->epoch)
+    int16_t err = raft_check_fetch_req(req);
+    if (!err && req->epoch > raft->epoch)
         raft_observe(raft, req->epoch, -1, now_ms);
-    if (raft->role != RAFT_LEADER || req->epoch != raft->epoch) {
-        raft_msg_reply(raft, req, &resp, RAFT_FETCH_RESP);
-        resp.err = req->epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH : KERR_NOT_LEADER_OR_FOLLOWER;
-        if (raft->role == RAFT_RESIGNED)
-            resp.leader_id = -1;
-        resp.hw = raft->hw;
-        raft_send(raft, &resp, 0);
+    if (!err && (raft->role != RAFT_LEADER || req->epoch != raft->epoch))
+        err = req->epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH : KERR_NOT_LEADER_OR_FOLLOWER;
+    if (err) {
+        answer_fetch_error(raft, req, err);
         return;
     }
     raft_msg_reply(raft, req, &resp, RAFT_FETCH_RESP);
@@ -200,17 +218,12 @@ void raft_fail_parked(raft_t *raft)
 {
     for (int i = 0; i < raft->npeers; i++) {
         raft_peer_t *p = &raft->peers[i];
-        raft_msg_t resp;
         if (!p->parked)
             continue;
         p->parked = 0;
-        raft_msg_reply(raft, &p->park, &resp, RAFT_FETCH_RESP);
-        resp.err = p->park.epoch < raft->epoch ? KERR_FENCED_LEADER_EPOCH
-                                               : KERR_NOT_LEADER_OR_FOLLOWER;
-        resp.fetch_offset = p->park.fetch_offset;
-        resp.last_fetched_epoch = p->park.last_fetched_epoch;
-        resp.hw = raft->hw;
-        raft_send(raft, &resp, 0);
+        answer_fetch_error(raft, &p->park, p->park.epoch < raft->epoch
+                                               ? KERR_FENCED_LEADER_EPOCH
+                                               : KERR_NOT_LEADER_OR_FOLLOWER);
     }
 }
 
@@ -269,6 +282,8 @@ static void send_fetch(raft_t *raft, int64_t now_ms)
  * fetch unanswered for a request timeout (past its wait) is lost. */
 void raft_fetch_tick(raft_t *raft, int64_t now_ms)
 {
+    if (raft->snap_want_end >= 0)
+        return;
     if (raft->fetch_inflight &&
         now_ms - raft->fetch_sent_ms >= raft->cfg.request_timeout_ms + raft->cfg.fetch_max_wait_ms)
         raft->fetch_inflight = 0;
@@ -331,7 +346,7 @@ static void follow_hw(raft_t *raft, int64_t leader_hw)
 
 /* Tried again after a short wait; a leader that stays silent is lost
  * when the fetch timeout passes (raft_tick). */
-static void fetch_failed(raft_t *raft, int64_t now_ms)
+void raft_fetch_failed(raft_t *raft, int64_t now_ms)
 {
     raft->fetch_retry_at = now_ms + raft->cfg.election_backoff_max_ms / 10 + 1;
 }
@@ -350,14 +365,14 @@ static int from_leader(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 void raft_on_fetch_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 {
     raft_observe(raft, msg->epoch, msg->leader_id, now_ms);
-    if (raft->role == RAFT_LEADER || raft->role == RAFT_CANDIDATE)
+    if (raft->role == RAFT_LEADER || raft->role == RAFT_CANDIDATE || raft->snap_want_end >= 0)
         return;
     if (!msg->err &&
         (msg->fetch_offset != raft->end || msg->last_fetched_epoch != raft_last_epoch(raft)))
         return; /* the answer to an older fetch: the log has moved since */
     raft->fetch_inflight = 0;
     if (!from_leader(raft, msg, now_ms)) {
-        fetch_failed(raft, now_ms);
+        raft_fetch_failed(raft, now_ms);
         return;
     }
     raft->leader_contact_ms = now_ms;
@@ -370,8 +385,8 @@ void raft_on_fetch_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
         out->offset = msg->snap_end;
         out->append_epoch = msg->snap_epoch;
         out->msg = *msg;
-        raft->fetch_inflight = 1; /* until raft_snapshot_installed */
-        raft->fetch_sent_ms = now_ms;
+        raft->snap_want_end = msg->snap_end;
+        raft->snap_want_epoch = msg->snap_epoch;
         return;
     } else {
         append_batches(raft, msg);

@@ -33,6 +33,9 @@ struct raft_s {
     /* the log's shape */
     int64_t log_start;
     int32_t snap_epoch;
+    int64_t latest_end;    /* the latest snapshot (a fetch below the start
+                              is sent to it), or -1 */
+    int32_t latest_epoch;
     int64_t end, durable, hw;
     raft_batch_t *epochs;  /* owned; base: each epoch's first offset */
     int nepochs, capepochs;
@@ -53,6 +56,17 @@ struct raft_s {
     int fetch_inflight;
     int64_t fetch_sent_ms;
     int64_t fetch_retry_at;
+    /* the snapshot the leader sent us to (FetchSnapshot); -1: none. The
+     * log stays as it is meanwhile: no fetches until it is installed */
+    int64_t snap_want_end;
+    int32_t snap_want_epoch;
+
+    /* resigned: the voters (by index) yet to acknowledge its
+     * EndQuorumEpoch, sent again to them until they do or the epoch ends */
+    uint32_t end_unacked;
+    int64_t end_resend_at;
+    int32_t successors[RAFT_MAX_VOTERS];
+    int nsuccessors;
 
     /* leader */
     int64_t epoch_start;
@@ -91,6 +105,17 @@ void raft_on_end_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_start_prevote(raft_t *raft, int64_t now_ms);
 void raft_start_election(raft_t *raft, int64_t now_ms);
 
+/* raft_check.c: KRaft's checks of a request before it is acted on; 0 or
+ * the error its answer carries in the partition */
+int16_t raft_check_vote_req(const raft_t *raft, const raft_msg_t *msg);
+int16_t raft_check_leader_notice(const raft_t *raft, const raft_msg_t *msg);
+int16_t raft_check_fetch_req(const raft_msg_t *msg);
+
+/* raft_resign.c */
+void raft_resigned_enter(raft_t *raft, const int32_t *successors, int n, int64_t now_ms);
+void raft_resigned_tick(raft_t *raft, int64_t now_ms);
+void raft_on_end_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
+
 /* raft_fetch.c */
 void raft_on_fetch_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
 void raft_on_fetch_resp(raft_t *raft, const raft_msg_t *msg, int64_t now_ms);
@@ -102,5 +127,6 @@ void raft_wake_parked(raft_t *raft, int64_t now_ms, int all);
 void raft_fail_parked(raft_t *raft);
 raft_peer_t *raft_peer(raft_t *raft, int32_t id, int create);
 int raft_fetches_leader(const raft_t *raft);
+void raft_fetch_failed(raft_t *raft, int64_t now_ms);
 
 #endif

@@ -216,6 +216,8 @@ int raft_node_request(raft_node_t *node, int16_t api_key, int16_t version, const
 {
     arena_t arena;
     raft_msg_t msg;
+    if (api_key == PROTO_API_FETCH_SNAPSHOT)
+        return rn_snap_serve(node, version, body, len, reply, reply_arg);
     arena_init(&arena, 1024);
     int rc = raft_wire_decode_req(&node->cfg.wire, api_key, version, body, len, &arena, &msg);
     arena_destroy(&arena);
@@ -304,9 +306,7 @@ static void rn_take(raft_node_t *node, const raft_out_t *out)
                                 raft_leader(node->raft));
         break;
     case RAFT_OUT_SNAPSHOT:
-        lg_warn("metadata quorum: the leader's log starts at its snapshot %lld; fetching "
-                "snapshots is not supported yet",
-                (long long)out->offset);
+        rn_snap_want(node, out);
         break;
     default:
         break;
@@ -372,6 +372,7 @@ void raft_node_free(raft_node_t *node)
         node->pending = p->next;
         free(p);
     }
+    rn_snap_close(node);
     rn_disk_close(node);
     raft_free(node->raft);
     free(node);

@@ -63,6 +63,11 @@ typedef struct raft_node_hooks_s {
     /* The metadata log failed (an append, truncation or flush): the node
      * cannot go on. Should not return (the node aborts if it does). */
     void (*on_fatal)(void *ctx);
+    /* A snapshot fetched from the leader replaced the log: the log starts
+     * at id.end_offset now and img (an image the callee takes: it frees
+     * it, or moves it with a struct copy) is the committed state there;
+     * last_ts is its last record's time. */
+    void (*on_snapshot)(void *ctx, meta_snap_id_t id, meta_image_t *img, int64_t last_ts);
 } raft_node_hooks_t;
 
 typedef struct raft_node_config_s {
@@ -98,7 +103,7 @@ raft_node_t *raft_node_new(const raft_node_config_t *cfg, log_t *log, net_loop_t
 void raft_node_free(raft_node_t *node);
 
 /* A KRaft request that came in (Vote, BeginQuorumEpoch, EndQuorumEpoch,
- * Fetch of the metadata log): reply(reply_arg, body) runs once, in the
+ * Fetch of the metadata log, FetchSnapshot): reply(reply_arg, body) runs once, in the
  * call or later, unless raft_node_cancel(reply_arg) comes first. Returns
  * 0, or -1 when the body is malformed (nothing will be answered: close
  * the connection). */

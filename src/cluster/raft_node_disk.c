@@ -84,6 +84,21 @@ static int rn_epochs(log_t *log, raft_batch_t **out)
     return n;
 }
 
+/* The epoch of the snapshot the log starts at (what a fetch at the log
+ * start must have last fetched), or 0. */
+static int32_t rn_start_epoch(raft_node_t *node)
+{
+    meta_snap_id_t *ids;
+    int32_t epoch = 0;
+    int n = meta_snap_list(log_dir(node->log), &ids);
+    for (int i = 0; i < n; i++)
+        if (ids[i].end_offset == log_start_offset(node->log))
+            epoch = ids[i].epoch;
+    if (n >= 0)
+        free(ids);
+    return epoch;
+}
+
 int rn_disk_load(raft_node_t *node, raft_disk_t *disk, raft_batch_t **epochs, char *err,
                  size_t errlen)
 {
@@ -102,6 +117,12 @@ int rn_disk_load(raft_node_t *node, raft_disk_t *disk, raft_batch_t **epochs, ch
     disk->leader_id = st.leader_id;
     disk->voted_id = st.voted_id;
     disk->log_start = log_start_offset(node->log);
+    disk->snap_epoch = disk->log_start > 0 ? rn_start_epoch(node) : 0;
+    meta_snap_id_t latest;
+    if (meta_snap_latest(log_dir(node->log), &latest) == 1) {
+        disk->latest_end = latest.end_offset;
+        disk->latest_epoch = latest.epoch;
+    }
     disk->log_end = log_end_offset(node->log);
     disk->nepochs = rn_epochs(node->log, epochs);
     disk->epochs = *epochs;
@@ -274,13 +295,42 @@ static void rn_leader_change(raft_node_t *node, buf_t *out)
 static void rn_op_free(rn_op_t *op)
 {
     buf_free(&op->bytes);
+    if (op->img) {
+        meta_image_free(op->img);
+        free(op->img);
+    }
     free(op);
+}
+
+/* The log restarts empty at the snapshot's end, if the core still wants
+ * it (a new epoch or role gave it up: the file stays, as a snapshot of
+ * committed records), then the user takes the image and the core learns. */
+static void rn_op_install(raft_node_t *node, rn_op_t *op)
+{
+    int64_t end = op->snap.end_offset;
+    if (!raft_snapshot_wanted(node->raft, end, op->snap.epoch))
+        return;
+    if (log_reset_to(node->log, end, rn_now()) < 0)
+        rn_fatal(node, "replacing the metadata log by a snapshot failed", strerror(errno));
+    lg_info("metadata quorum: installed snapshot %lld-%d", (long long)end, op->snap.epoch);
+    if (node->hooks.on_snapshot) {
+        node->hooks.on_snapshot(node->hooks.ctx, op->snap, op->img, op->last_ts);
+        free(op->img);
+        op->img = NULL;
+    }
+    raft_snapshot_installed(node->raft, end, op->snap.epoch, rn_now());
 }
 
 /* Runs one op. Returns 0, or 1 when it must wait (a truncation behind a
  * flush in flight). */
 static int rn_op_run(raft_node_t *node, rn_op_t *op)
 {
+    if (op->kind == RAFT_OUT_SNAPSHOT) {
+        if (node->flush)
+            return 1;
+        rn_op_install(node, op);
+        return 0;
+    }
     if (op->kind == RAFT_OUT_TRUNCATE) {
         if (node->flush)
             return 1;
@@ -346,6 +396,19 @@ void rn_disk_truncate(raft_node_t *node, int64_t offset)
     node->trunc_gen++;
     op->kind = RAFT_OUT_TRUNCATE;
     op->offset = offset;
+    buf_init(&op->bytes);
+    rn_op_queue(node, op);
+}
+
+void rn_disk_install(raft_node_t *node, meta_snap_id_t id, meta_image_t *img, int64_t last_ts)
+{
+    rn_op_t *op = xcalloc(1, sizeof(*op));
+    node->trunc_gen++; /* as a truncation: a flush begun before is not for after */
+    op->kind = RAFT_OUT_SNAPSHOT;
+    op->snap = id;
+    op->img = xmalloc(sizeof(*op->img));
+    *op->img = *img;
+    op->last_ts = last_ts;
     buf_init(&op->bytes);
     rn_op_queue(node, op);
 }

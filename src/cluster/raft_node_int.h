@@ -3,6 +3,7 @@
 #ifndef STRAND_CLUSTER_RAFT_NODE_INT_H
 #define STRAND_CLUSTER_RAFT_NODE_INT_H
 
+#include "cluster/meta_snap.h"
 #include "cluster/raft_node.h"
 #include "cluster/raft_state.h"
 
@@ -20,15 +21,19 @@ typedef struct rn_pending_s {
  * flush in flight (a flush begun before a truncation must not be taken
  * as covering what is appended after it). */
 typedef struct rn_op_s {
-    int kind;            /* RAFT_OUT_APPEND or RAFT_OUT_TRUNCATE */
+    int kind;            /* RAFT_OUT_APPEND, _TRUNCATE, or _SNAPSHOT (install) */
     buf_t bytes;         /* APPEND: whole batches */
     int replica;         /* APPEND: fetched batches (offsets kept) */
     int32_t epoch;       /* APPEND as leader: its epoch */
     int64_t offset;      /* TRUNCATE */
+    meta_snap_id_t snap; /* SNAPSHOT: the fetched snapshot, its image */
+    meta_image_t *img;   /* (owned) and its last record's time */
+    int64_t last_ts;
     struct rn_op_s *next;
 } rn_op_t;
 
 typedef struct rn_flush_s rn_flush_t;
+typedef struct rn_snapfetch_s rn_snapfetch_t;
 typedef struct rn_state_job_s rn_state_job_t;
 
 struct raft_node_s {
@@ -63,6 +68,7 @@ struct raft_node_s {
     const uint8_t *rx_records;
     size_t *rx_pos;          /* byte offset of each batch, and the end */
     raft_batch_t *rx_batches;
+    rn_snapfetch_t *snapfetch; /* the snapshot being fetched, or NULL */
     const uint8_t *proposal; /* the batch of raft_node_propose */
     size_t proposal_len;
 };
@@ -79,6 +85,15 @@ void rn_disk_persist(raft_node_t *node, const raft_out_t *out);
 void rn_disk_append(raft_node_t *node, const raft_out_t *out);
 void rn_disk_truncate(raft_node_t *node, int64_t offset);
 int16_t rn_disk_records(raft_node_t *node, int64_t from, int64_t to, int32_t max_bytes, buf_t *out);
+/* A fetched snapshot (its image taken) replaces the log, in order with
+ * the appends and truncations queued before it. */
+void rn_disk_install(raft_node_t *node, meta_snap_id_t id, meta_image_t *img, int64_t last_ts);
 void rn_disk_close(raft_node_t *node);
+
+/* raft_node_snap.c */
+int rn_snap_serve(raft_node_t *node, int16_t version, const uint8_t *body, size_t len,
+                  raft_reply_fn *reply, void *reply_arg);
+void rn_snap_want(raft_node_t *node, const raft_out_t *out);
+void rn_snap_close(raft_node_t *node);
 
 #endif

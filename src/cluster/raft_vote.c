@@ -52,12 +52,15 @@ static int grant_vote(const raft_t *raft, const raft_msg_t *msg)
 void raft_on_vote_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 {
     raft_msg_t resp;
-    if (msg->epoch > raft->epoch)
+    int16_t err = raft_check_vote_req(raft, msg);
+    if (!err && msg->epoch > raft->epoch)
         raft_observe(raft, msg->epoch, -1, now_ms);
     raft_msg_reply(raft, msg, &resp, RAFT_VOTE_RESP);
     resp.prevote = msg->prevote;
-    if (msg->epoch < raft->epoch) {
-        resp.err = KERR_FENCED_LEADER_EPOCH;
+    if (!err && msg->other_voter)
+        err = KERR_INVALID_VOTER_KEY;
+    if (err) {
+        resp.err = err;
         raft_send(raft, &resp, 0);
         return;
     }
@@ -162,10 +165,11 @@ void raft_start_election(raft_t *raft, int64_t now_ms)
 void raft_on_begin_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 {
     raft_msg_t resp;
-    raft_observe(raft, msg->epoch, msg->src, now_ms);
+    int16_t err = raft_check_leader_notice(raft, msg);
+    if (!err)
+        raft_observe(raft, msg->epoch, msg->src, now_ms);
     raft_msg_reply(raft, msg, &resp, RAFT_BEGIN_RESP);
-    if (msg->epoch < raft->epoch)
-        resp.err = KERR_FENCED_LEADER_EPOCH;
+    resp.err = err || !msg->other_voter ? err : KERR_INVALID_VOTER_KEY;
     raft_send(raft, &resp, 1);
 }
 
@@ -176,10 +180,12 @@ void raft_on_begin_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 void raft_on_end_req(raft_t *raft, const raft_msg_t *msg, int64_t now_ms)
 {
     raft_msg_t resp;
-    raft_observe(raft, msg->epoch, msg->src, now_ms);
+    int16_t err = raft_check_leader_notice(raft, msg);
+    if (!err)
+        raft_observe(raft, msg->epoch, msg->src, now_ms);
     raft_msg_reply(raft, msg, &resp, RAFT_END_RESP);
-    if (msg->epoch < raft->epoch) {
-        resp.err = KERR_FENCED_LEADER_EPOCH;
+    if (err) {
+        resp.err = err;
     } else if (raft->role == RAFT_FOLLOWER && raft->leader == msg->src) {
         int64_t wait = raft->cfg.election_timeout_ms;
         for (int i = 0; i < msg->nsuccessors; i++)
@@ -212,9 +218,5 @@ void raft_resign(raft_t *raft, int64_t now_ms)
         }
         req.successors[j] = raft->peers[i].id;
     }
-    for (int i = 0; i < req.nsuccessors; i++) {
-        req.dst = req.successors[i];
-        raft_send(raft, &req, 0);
-    }
-    raft_become(raft, RAFT_RESIGNED, now_ms);
+    raft_resigned_enter(raft, req.successors, req.nsuccessors, now_ms);
 }

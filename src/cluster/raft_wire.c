@@ -5,6 +5,7 @@
 
 #include "cluster/meta_log.h"
 #include "cluster/raft_wire.h"
+#include "cluster/raft_wire_snap.h"
 #include "proto/proto.h"
 #include "util/kerr.h"
 
@@ -56,9 +57,16 @@ static int16_t check_cluster(const raft_wire_t *w, proto_str_t id)
     return KERR_INCONSISTENT_CLUSTER_ID;
 }
 
-static int16_t check_voter(const raft_wire_t *w, int32_t voter_id)
+/* The voter key a Vote or BeginQuorumEpoch names: none (id -1), or this
+ * node's id with a zero or this node's directory id. */
+static int8_t other_voter(const raft_wire_t *w, int32_t voter_id, const proto_uuid_t *dir)
 {
-    return voter_id >= 0 && voter_id != w->node_id ? KERR_INVALID_VOTER_KEY : 0;
+    static const uint8_t zero[16];
+    if (voter_id < 0)
+        return 0;
+    if (voter_id != w->node_id)
+        return 1;
+    return memcmp(dir->b, zero, 16) != 0 && memcmp(dir->b, w->dir_id, 16) != 0;
 }
 
 /* A request naming __cluster_metadata-0 alone, as KRaft's must (Vote,
@@ -115,10 +123,9 @@ static int vote_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, si
         return err;
     if (!ONE_META_PARTITION(r))
         return KERR_INVALID_REQUEST;
-    if ((err = check_voter(w, r.voter_id)))
-        return err;
     const proto_vote_req_partition_data_t *p = &r.topics.v[0].partitions.v[0];
     msg_init(m, RAFT_VOTE_REQ);
+    m->other_voter = other_voter(w, r.voter_id, &p->voter_directory_id);
     m->src = p->replica_id;
     m->epoch = p->replica_epoch;
     m->last_epoch = p->last_offset_epoch;
@@ -206,9 +213,9 @@ static int begin_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
         return err;
     if (!ONE_META_PARTITION(r))
         return KERR_INVALID_REQUEST;
-    if ((err = check_voter(w, r.voter_id)))
-        return err;
     msg_init(m, RAFT_BEGIN_REQ);
+    m->other_voter =
+        other_voter(w, r.voter_id, &r.topics.v[0].partitions.v[0].voter_directory_id);
     m->src = r.topics.v[0].partitions.v[0].leader_id;
     m->epoch = r.topics.v[0].partitions.v[0].leader_epoch;
     return 0;
@@ -548,6 +555,9 @@ void raft_wire_encode_error(int16_t api_key, int16_t version, int16_t err, buf_t
         proto_end_quorum_epoch_resp_encode(&r, version, out);
         break;
     }
+    case PROTO_API_FETCH_SNAPSHOT:
+        raft_wire_snap_error(version, err, out);
+        break;
     default: {
         proto_fetch_resp_t r;
         proto_fetch_resp_init(&r);

@@ -6,8 +6,10 @@
  * Each message names the one partition of the metadata log (by name, and
  * in Fetch v13+ by Kafka's fixed topic id of the metadata topic); the
  * cluster id is checked as KRaft checks it (null passes, anything else
- * must be ours: INCONSISTENT_CLUSTER_ID), and so is the receiving voter's
- * id where the message carries it (INVALID_VOTER_KEY). A response does
+ * must be ours: INCONSISTENT_CLUSTER_ID), answered at the top level as
+ * KRaft answers it; the voter key a Vote or BeginQuorumEpoch names is
+ * checked too (msg.other_voter), which the core answers in the partition
+ * (INVALID_VOTER_KEY), as KRaft does. A response does
  * not repeat its request's fields, so decoding one takes the request it
  * answers (its peer, pre-vote flag, fetch position). */
 #ifndef STRAND_CLUSTER_RAFT_WIRE_H

@@ -279,6 +279,13 @@ int16_t log_delete_records(log_t *log, int64_t offset);
  * to take back a batch whose flush failed. */
 int log_truncate_to(log_t *log, int64_t offset);
 
+/* Removes every record and starts the log empty at offset (which may be
+ * past its end): its start, end, recovery point and high watermark are
+ * offset, and the epoch cache is emptied. What a follower does when a
+ * fetched snapshot replaces its log. Returns 0, or -1 with errno (the log
+ * is then offline). */
+int log_reset_to(log_t *log, int64_t offset, int64_t now_ms);
+
 /* ---- durability ---- */
 
 /* fsyncs the segments written since the last flush, the epoch checkpoint

@@ -187,3 +187,23 @@ fail:
     return -1;
 }
 
+
+int log_reset_to(log_t *log, int64_t offset, int64_t now_ms)
+{
+    if (log_is_down(log)) {
+        errno = EIO;
+        return -1;
+    }
+    lg_info("log %s: replaced by a snapshot: restarting empty at %lld", log->dir,
+            (long long)offset);
+    if (log_restart_at(log, offset, now_ms) < 0)
+        goto fail;
+    log->log_start_offset = log->recovery_point = log->hwm = offset;
+    if (log_ecache_truncate_end(&log->epochs, 0) | log_ecache_truncate_start(&log->epochs, offset))
+        if (log_save_epochs(log) < 0)
+            goto fail;
+    return 0;
+fail:
+    log_set_offline(log, "replacing the log by a snapshot failed half way");
+    return -1;
+}

@@ -14,6 +14,7 @@
  * commit keys and values, group metadata).
  * Skipped when Java or Kafka's jars (scripts/kafka-ref.sh) are missing. */
 #include "0200-admin.h"
+#include "testlib/tools.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -67,29 +68,6 @@ static void commit_offsets(const char *bs, const char *group, const char *topic)
     rd_kafka_topic_partition_list_destroy(l);
     rd_kafka_consumer_close(c);
     rd_kafka_destroy(c);
-}
-
-/* Everything cmd prints (stdout and stderr); fails the test if it does
- * not exit 0. The caller frees. */
-static char *run_cmd(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    size_t len = 0, cap = 1 << 16;
-    char *out = malloc(cap);
-    TL_ASSERT(f && out, "popen %s", cmd);
-    for (size_t n; (n = fread(out + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len < 4096)
-            out = realloc(out, cap *= 2);
-        TL_ASSERT(out, "out of memory");
-    }
-    out[len] = 0;
-    int rc = pclose(f);
-    if (rc != 0) {
-        fprintf(stderr, "%s\n", out);
-        tl_fail("'%s' exited with status %d", cmd, rc);
-    }
-    return out;
 }
 
 /* Lines of out containing every one of the NULL-terminated needles. */
@@ -167,7 +145,7 @@ static char *dump(const char *cp, const char *decoder, const char *files)
             "java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp '%s' "
             "org.apache.kafka.tools.DumpLogSegments %s --files '%s' 2>&1",
             cp, decoder, files);
-    char *out = run_cmd(cmd);
+    char *out = tl_cmd_output(cmd);
     free(cmd);
     TL_ASSERT(!strstr(out, "Exception") && !strstr(out, "rror") && !strstr(out, "isvalid: false"),
               "DumpLogSegments %s reported a problem:\n%s", decoder, out);
@@ -238,16 +216,9 @@ static void check_offsets(const char *cp, const char *data, const char *group)
 int main(void)
 {
     tl_init("0207-dump-log-segments");
-    const char *src = getenv("STRAND_SRCDIR");
-    if (!src || system("command -v java >/dev/null 2>&1") != 0)
-        tl_skip("no java, or STRAND_SRCDIR unset");
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "'%s/scripts/kafka-ref.sh' classpath 2>/dev/null", src);
-    FILE *f = popen(cmd, "r");
-    char cp[4096] = "";
-    if (!f || !fgets(cp, sizeof(cp), f) || pclose(f) != 0 || !*cp)
-        tl_skip("Kafka's jars are not to be had (scripts/kafka-ref.sh classpath)");
-    cp[strcspn(cp, "\n")] = 0;
+    char cp[4096];
+    if (tl_kafka_classpath(cp, sizeof(cp)) < 0)
+        tl_skip("no java, or Kafka's jars are not to be had (scripts/kafka-ref.sh classpath)");
 
     char *dir = tl_scratch_dir("0207");
     tl_broker b = {0};

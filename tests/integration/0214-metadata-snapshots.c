@@ -17,6 +17,7 @@
  * Against Kafka (KAFKA_REF=1) the same holds: Kafka's own snapshots.
  * The DumpLogSegments part is skipped without Java or Kafka's jars. */
 #include "0200-admin.h"
+#include "testlib/tools.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -118,27 +119,6 @@ static int kill_loop(tl_broker *b, const char *mdir)
     return n;
 }
 
-static char *run_cmd(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    size_t len = 0, cap = 1 << 16;
-    char *out = malloc(cap);
-    TL_ASSERT(f && out, "popen %s", cmd);
-    for (size_t k; (k = fread(out + len, 1, cap - len - 1, f)) > 0;) {
-        len += k;
-        if (cap - len < 4096)
-            out = realloc(out, cap *= 2);
-        TL_ASSERT(out, "out of memory");
-    }
-    out[len] = 0;
-    int rc = pclose(f);
-    if (rc != 0) {
-        fprintf(stderr, "%s\n", out);
-        tl_fail("'%s' exited with status %d", cmd, rc);
-    }
-    return out;
-}
-
 /* Lines of out with both needles. */
 static int lines_with(const char *out, const char *a, const char *b)
 {
@@ -153,20 +133,17 @@ static int lines_with(const char *out, const char *a, const char *b)
     return n;
 }
 
-static void dump_snapshot(const char *src, const char *snap, int ntopics)
+static void dump_snapshot(const char *snap, int ntopics)
 {
-    char cmd[4096], cp[2048] = "";
-    snprintf(cmd, sizeof(cmd), "'%s/scripts/kafka-ref.sh' classpath 2>/dev/null", src);
-    FILE *f = popen(cmd, "r");
-    if (!f || !fgets(cp, sizeof(cp), f) || pclose(f) != 0 || !*cp)
-        tl_skip("Kafka's jars are not to be had (scripts/kafka-ref.sh classpath)");
-    cp[strcspn(cp, "\n")] = 0;
+    char cmd[4096], cp[2048];
+    if (tl_kafka_classpath(cp, sizeof(cp)) < 0)
+        tl_skip("no java, or Kafka's jars are not to be had (scripts/kafka-ref.sh classpath)");
     snprintf(cmd, sizeof(cmd),
              "java -Xmx256m -XX:TieredStopAtLevel=1 -Dlog4j2.level=OFF -cp '%s' "
              "org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder "
              "--files '%s' 2>&1",
              cp, snap);
-    char *out = run_cmd(cmd);
+    char *out = tl_cmd_output(cmd);
     TL_ASSERT(!strstr(out, "Exception") && !strstr(out, "rror") && !strstr(out, "isvalid: false"),
               "DumpLogSegments reported a problem:\n%s", out);
     TL_ASSERT(strstr(out, "Snapshot end offset: "), "not read as a snapshot:\n%s", out);
@@ -212,10 +189,7 @@ int main(void)
     TL_ASSERT_EQ(tl_broker_stop(&b), 0);
     latest_snapshot(mdir, snap, sizeof(snap), &parts);
     tl_log("%d topics over %d kills; latest snapshot %s", n, ROUNDS, snap);
-    const char *src = getenv("STRAND_SRCDIR");
-    if (!src || system("command -v java >/dev/null 2>&1") != 0)
-        tl_skip("no java, or STRAND_SRCDIR unset: DumpLogSegments not run");
-    dump_snapshot(src, snap, n);
+    dump_snapshot(snap, n);
     free(dir);
     return tl_done();
 }

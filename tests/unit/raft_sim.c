@@ -43,6 +43,15 @@ typedef struct sim_node_s {
     int npend;
     int64_t applied, restart_at, paused_until;
     int64_t crash_at;          /* a crash aimed at a moment, or 0 */
+    /* the latest snapshot (durable at once): the log starts at its end;
+     * the entries below it stay in log[] (they are committed) */
+    int64_t snap_end;
+    int32_t snap_epoch;
+    int64_t latest_end;        /* the latest snapshot (>= snap_end) */
+    int32_t latest_epoch;
+    /* a snapshot being fetched from fs_from (FetchSnapshot), done at fs_at */
+    int64_t fs_at, fs_end;
+    int32_t fs_epoch, fs_from;
     uint32_t vset;             /* the voter set in force here (bit i: node i) */
 } sim_node_t;
 
@@ -158,6 +167,9 @@ static void fill_records(sim_t *sim, sim_node_t *nd, sim_msg_t *m)
 {
     int64_t to = m->m.rec_to < nd->len ? m->m.rec_to : nd->len;
     int nb = 0, k = 0, max = (int)rnd_in(sim, 1, MAX_FETCH_ENTRIES);
+    if (m->m.rec_from < nd->snap_end && to > m->m.rec_from)
+        fail(sim, "node %d sends records from %lld, below its log start %lld", nd->id,
+             (long long)m->m.rec_from, (long long)nd->snap_end);
     for (int64_t off = m->m.rec_from; off < to && k < max; off++, k++) {
         m->vals[k] = nd->log[off].val;
         raft_batch_t *b = nb ? &m->batches[nb - 1] : NULL;
@@ -347,6 +359,95 @@ static void do_truncate(sim_t *sim, sim_node_t *nd, int64_t offset)
         vset_apply(nd, vset_below(sim, nd, nd->applied), sim->now); /* a removed set */
 }
 
+static void drain(sim_t *sim, sim_node_t *nd);
+
+/* Snapshots. A node snapshots what it applied (the committed prefix)
+ * and its log starts there; a node told to fetch one gets it from the
+ * node that named it, after a while, if that node still has it (else, as
+ * on SNAPSHOT_NOT_FOUND, it fetches again and is told again). */
+static void take_snapshot(sim_t *sim, sim_node_t *nd)
+{
+    int64_t end = nd->applied;
+    if (end <= nd->latest_end)
+        return;
+    /* as Kafka's retention with two snapshots: the log starts at the one
+     * before the latest, so a node a little behind catches up from it */
+    if (nd->latest_end > nd->snap_end) {
+        nd->snap_end = nd->latest_end;
+        nd->snap_epoch = nd->latest_epoch;
+        raft_log_start_moved(nd->raft, nd->snap_end, nd->snap_epoch);
+    }
+    nd->latest_end = end;
+    nd->latest_epoch = nd->log[end - 1].epoch;
+    raft_snapshot_latest(nd->raft, end, nd->latest_epoch);
+    sim->res->snapshots++;
+    if (sim->o->verbose)
+        printf("t=%lld node %d snapshot at %lld epoch %d, log start %lld\n", (long long)sim->now,
+               nd->id, (long long)end, nd->latest_epoch, (long long)nd->snap_end);
+}
+
+static void want_snapshot(sim_t *sim, sim_node_t *nd, const raft_out_t *out)
+{
+    if (nd->fs_at && nd->fs_end == out->offset && nd->fs_epoch == out->append_epoch)
+        return; /* under way */
+    nd->fs_end = out->offset;
+    nd->fs_epoch = out->append_epoch;
+    nd->fs_from = out->msg.src;
+    if (sim->o->verbose)
+        printf("t=%lld node %d wants snapshot %lld-%d from %d\n", (long long)sim->now, nd->id,
+               (long long)nd->fs_end, nd->fs_epoch, nd->fs_from);
+    /* some take longer than the fetch timeout (a big snapshot) */
+    nd->fs_at = sim->now + (chance(sim, 1, 5) ? rnd_in(sim, 1000, 2500) : rnd_in(sim, 5, 300));
+}
+
+/* A long fetch hears from the leader on the way. */
+static void snapshot_progress(sim_t *sim, sim_node_t *nd)
+{
+    sim_node_t *src = &sim->nodes[nd->fs_from];
+    if (!nd->fs_at || sim->now % 200 != 0 || !src->up || src->paused_until > sim->now ||
+        sim->cut[src->id][nd->id] || sim->cut[nd->id][src->id])
+        return;
+    raft_snapshot_served(src->raft, nd->id, sim->now);
+    drain(sim, src);
+    raft_snapshot_progress(nd->raft, sim->now);
+}
+
+static void install_snapshot(sim_t *sim, sim_node_t *nd)
+{
+    const sim_node_t *src = &sim->nodes[nd->fs_from];
+    int64_t end = nd->fs_end;
+    nd->fs_at = 0;
+    if (!raft_snapshot_wanted(nd->raft, end, nd->fs_epoch))
+        return; /* a new epoch or role gave it up */
+    /* older snapshots are kept (as Kafka keeps them until retention),
+     * but not always */
+    if (!src->up || src->latest_end < end || src->log[end - 1].epoch != nd->fs_epoch ||
+        (src->snap_end > end && chance(sim, 1, 4))) {
+        if (sim->o->verbose)
+            printf("t=%lld node %d: snapshot not found at %d\n", (long long)sim->now, nd->id,
+                   src->id);
+        raft_snapshot_failed(nd->raft, sim->now);
+        return;
+    }
+    if (end < nd->applied || end > sim->ncommitted) {
+        fail(sim, "node %d installs snapshot %lld: applied %lld, committed %lld", nd->id,
+             (long long)end, (long long)nd->applied, (long long)sim->ncommitted);
+        return;
+    }
+    nd->log = grow(nd->log, &nd->cap, end, sizeof(*nd->log));
+    memcpy(nd->log, src->log, (size_t)end * sizeof(*nd->log));
+    for (int64_t off = 0; off < end; off++)
+        if (memcmp(&sim->committed[off].ent, &nd->log[off], sizeof(sim_ent_t)) != 0)
+            fail(sim, "snapshot of node %d differs at %lld", src->id, (long long)off);
+    nd->len = nd->durable = nd->applied = nd->snap_end = nd->latest_end = end;
+    nd->snap_epoch = nd->latest_epoch = nd->fs_epoch;
+    sim->res->installs++;
+    if (sim->o->verbose)
+        printf("t=%lld node %d installs snapshot %lld from %d\n", (long long)sim->now, nd->id,
+               (long long)end, src->id);
+    raft_snapshot_installed(nd->raft, end, nd->fs_epoch, sim->now);
+}
+
 /* The interesting moments to die: with a quorum-state write in flight,
  * just after a leader commits. */
 static void aim_crash(sim_t *sim, sim_node_t *nd)
@@ -384,6 +485,9 @@ static void take(sim_t *sim, sim_node_t *nd, const raft_out_t *out)
         apply_to(sim, nd, out->offset);
         if (raft_role(nd->raft) == RAFT_LEADER && chance(sim, 1, 50))
             aim_crash(sim, nd);
+        break;
+    case RAFT_OUT_SNAPSHOT:
+        want_snapshot(sim, nd, out);
         break;
     case RAFT_OUT_ROLE:
         if (sim->o->verbose)
@@ -434,8 +538,12 @@ static void start_node(sim_t *sim, sim_node_t *nd)
     disk.leader_id = nd->qs_leader;
     disk.voted_id = nd->qs_voted;
     disk.log_end = nd->len;
-    for (int64_t off = 0; off < nd->len; off++) {
-        if (off > 0 && nd->log[off].epoch == nd->log[off - 1].epoch)
+    disk.log_start = nd->snap_end;
+    disk.snap_epoch = nd->snap_epoch;
+    disk.latest_end = nd->latest_end;
+    disk.latest_epoch = nd->latest_epoch;
+    for (int64_t off = nd->snap_end; off < nd->len; off++) {
+        if (off > nd->snap_end && nd->log[off].epoch == nd->log[off - 1].epoch)
             continue;
         if (disk.nepochs == 1024)
             abort();
@@ -456,7 +564,7 @@ static void start_node(sim_t *sim, sim_node_t *nd)
     if (!nd->raft)
         abort();
     nd->up = 1;
-    nd->applied = 0;
+    nd->applied = nd->snap_end; /* the image starts from the snapshot */
     nd->durable = nd->len;
     nd->flush_at = -1;
     nd->npend = 0;
@@ -471,7 +579,10 @@ static void crash(sim_t *sim, sim_node_t *nd)
     nd->raft = NULL;
     nd->up = 0;
     nd->len = nd->durable + rnd_in(sim, 0, nd->len - nd->durable);
+    if (nd->len < nd->snap_end) /* the log restarts at the snapshot */
+        nd->len = nd->snap_end;
     nd->durable = nd->len;
+    nd->fs_at = 0;
     nd->npend = 0;
     nd->crash_at = 0;
     nd->restart_at = sim->now + rnd_in(sim, 200, 3000);
@@ -583,6 +694,13 @@ static void step(sim_t *sim, int chaos)
         if (nd->paused_until > sim->now)
             continue;
         complete_disk(sim, nd);
+        if (nd->fs_at && sim->now >= nd->fs_at) {
+            install_snapshot(sim, nd);
+            drain(sim, nd);
+        }
+        snapshot_progress(sim, nd);
+        if (sim->now % 100 == 0 && chance(sim, sim->o->snap_pct, 100))
+            take_snapshot(sim, nd);
         raft_tick(nd->raft, sim->now);
         drain(sim, nd);
     }
@@ -655,6 +773,7 @@ void sim_opts_default(sim_opts_t *o)
     o->propose_every_ms = 50;
     o->chaos_ms = 20000;
     o->calm_ms = 20000;
+    o->snap_pct = 5;
 }
 
 void sim_run(uint64_t seed, const sim_opts_t *o, sim_result_t *res)

@@ -27,6 +27,7 @@ typedef struct sim_opts_s {
     int crash_per_mille;       /* per node per 100 ms of chaos */
     int cut_per_mille;         /* a link cut or healed, per 100 ms */
     int propose_every_ms;
+    int snap_pct;              /* per node per 100 ms: a snapshot of what it applied */
     int chaos_ms, calm_ms;     /* faults, then none: progress must come */
     /* A dynamic quorum: every reconf_every_ms the leader adds a node to,
      * or removes another from, the voter set (one change at a time, once
@@ -45,6 +46,7 @@ typedef struct sim_result_s {
     int64_t calm_commits;      /* committed during the calm */
     int elections;             /* leaders elected */
     int64_t crashes, msgs;
+    int64_t snapshots, installs; /* taken, and fetched by a node behind */
     int64_t first_leader_ms;   /* when the first leader was elected */
     int reconfs;               /* voter changes committed */
 } sim_result_t;

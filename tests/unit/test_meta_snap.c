@@ -90,6 +90,71 @@ static void rand_config(meta_image_t *img, int8_t type, const char *res, int k)
     apply(img, &rec);
 }
 
+/* A broker's registration: endpoints, features, maybe a rack and log
+ * dirs, fenced or not, in controlled shutdown or not. */
+static void rand_broker(meta_image_t *img, int32_t id)
+{
+    meta_rec_t rec;
+    proto_rec_register_broker_record_broker_endpoint_t eps[2];
+    proto_rec_register_broker_record_broker_feature_t fs[2];
+    proto_uuid_t dirs[2];
+    proto_rec_register_broker_record_t *r = &rec.u.register_broker;
+    meta_rec_init(&rec, META_REC_REGISTER_BROKER);
+    r->broker_id = id;
+    r->incarnation_id.b[3] = (uint8_t)rnd(256);
+    r->broker_epoch = rnd(1000);
+    memset(eps, 0, sizeof(eps));
+    eps[0].name = S("PLAINTEXT");
+    eps[0].host = S("127.0.0.1");
+    eps[0].port = (uint16_t)(9000 + id);
+    eps[1].name = S("SSL");
+    eps[1].host = S("broker.example");
+    eps[1].port = (uint16_t)(9100 + id);
+    eps[1].security_protocol = 1;
+    r->end_points.n = 1 + (int32_t)rnd(2);
+    r->end_points.v = eps;
+    fs[0].name = S("metadata.version");
+    fs[0].min_supported_version = 7;
+    fs[0].max_supported_version = (int16_t)(20 + rnd(10));
+    fs[1].name = S("group.version");
+    fs[1].min_supported_version = 0;
+    fs[1].max_supported_version = 1;
+    r->features.n = (int32_t)rnd(3);
+    r->features.v = fs;
+    r->rack = rnd(2) ? S("rack-a") : (meta_str_t){NULL, -1};
+    r->fenced = rnd(2);
+    r->in_controlled_shutdown = rnd(2);
+    memset(dirs, 0, sizeof(dirs));
+    dirs[0].b[0] = (uint8_t)id;
+    dirs[1].b[1] = (uint8_t)rnd(256);
+    r->log_dirs.n = (int32_t)rnd(3);
+    r->log_dirs.v = dirs;
+    apply(img, &rec);
+}
+
+static void rand_controller(meta_image_t *img, int32_t id)
+{
+    meta_rec_t rec;
+    proto_rec_register_controller_record_controller_endpoint_t ep;
+    proto_rec_register_controller_record_controller_feature_t f;
+    proto_rec_register_controller_record_t *r = &rec.u.register_controller;
+    meta_rec_init(&rec, META_REC_REGISTER_CONTROLLER);
+    r->controller_id = id;
+    r->incarnation_id.b[5] = (uint8_t)rnd(256);
+    memset(&ep, 0, sizeof(ep));
+    ep.name = S("CONTROLLER");
+    ep.host = S("127.0.0.1");
+    ep.port = (uint16_t)(9093 + id);
+    r->end_points.n = 1;
+    r->end_points.v = &ep;
+    f.name = S("kraft.version");
+    f.min_supported_version = 0;
+    f.max_supported_version = 1;
+    r->features.n = (int32_t)rnd(2);
+    r->features.v = &f;
+    apply(img, &rec);
+}
+
 static void rand_image(meta_image_t *img)
 {
     meta_rec_t rec;
@@ -102,6 +167,10 @@ static void rand_image(meta_image_t *img)
         rec.u.feature.feature_level = (int16_t)rnd(30);
         apply(img, &rec);
     }
+    for (int32_t b = (int32_t)rnd(5); b > 0; b--)
+        rand_broker(img, 3 + b);
+    for (int32_t c = (int32_t)rnd(4); c > 0; c--)
+        rand_controller(img, c);
     int nt = (int)rnd(40);
     for (int t = 0; t < nt; t++)
         rand_topic(img, t);

@@ -1,6 +1,6 @@
 /* Equality of two metadata images for the snapshot tests: the same
- * topics (ids, names, every partition field), configs and features, and
- * the same next producer id. */
+ * topics (ids, names, every partition field), configs and features, broker
+ * and controller registrations, and the same next producer id. */
 #ifndef STRAND_TESTS_UNIT_IMAGE_H
 #define STRAND_TESTS_UNIT_IMAGE_H
 
@@ -69,10 +69,58 @@ static int features_in(const meta_image_t *a, const meta_image_t *b)
     return 1;
 }
 
+static int strs_eq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int regs_eq(const mi_endpoint_t *ea, int nea, const mi_endpoint_t *eb, int neb,
+                   const mi_frange_t *fa, int nfa, const mi_frange_t *fb, int nfb)
+{
+    if (nea != neb || nfa != nfb)
+        return 0;
+    for (int i = 0; i < nea; i++)
+        if (!strs_eq(ea[i].name, eb[i].name) || !strs_eq(ea[i].host, eb[i].host) ||
+            ea[i].port != eb[i].port || ea[i].security_protocol != eb[i].security_protocol)
+            return 0;
+    for (int i = 0; i < nfa; i++)
+        if (!strs_eq(fa[i].name, fb[i].name) || fa[i].min != fb[i].min || fa[i].max != fb[i].max)
+            return 0;
+    return 1;
+}
+
+static int broker_eq(const mi_broker_t *a, const mi_broker_t *b)
+{
+    return a->id == b->id && !memcmp(a->incarnation, b->incarnation, 16) &&
+           a->epoch == b->epoch &&
+           regs_eq(a->endpoints, a->nendpoints, b->endpoints, b->nendpoints, a->features,
+                   a->nfeatures, b->features, b->nfeatures) &&
+           strs_eq(a->rack, b->rack) && a->fenced == b->fenced &&
+           a->in_controlled_shutdown == b->in_controlled_shutdown && a->ndirs == b->ndirs &&
+           (a->ndirs == 0 || !memcmp(a->dirs, b->dirs, (size_t)a->ndirs * 16));
+}
+
+static int cluster_eq(const meta_image_t *a, const meta_image_t *b)
+{
+    if (a->nbrokers != b->nbrokers || a->ncontrollers != b->ncontrollers)
+        return 0;
+    for (int i = 0; i < a->nbrokers; i++)
+        if (!broker_eq(a->brokers[i], b->brokers[i]))
+            return 0;
+    for (int i = 0; i < a->ncontrollers; i++) {
+        const mi_controller_t *x = a->controllers[i], *y = b->controllers[i];
+        if (x->id != y->id || memcmp(x->incarnation, y->incarnation, 16) ||
+            !regs_eq(x->endpoints, x->nendpoints, y->endpoints, y->nendpoints, x->features,
+                     x->nfeatures, y->features, y->nfeatures))
+            return 0;
+    }
+    return 1;
+}
+
 static int image_eq(const meta_image_t *a, const meta_image_t *b)
 {
     return topics_eq(a, b) && configs_in(a, b) && configs_in(b, a) && features_in(a, b) &&
-           features_in(b, a) && a->next_producer_id == b->next_producer_id;
+           features_in(b, a) && a->next_producer_id == b->next_producer_id && cluster_eq(a, b);
 }
 
 #endif
