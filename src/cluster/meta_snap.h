@@ -130,7 +130,10 @@ int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts);
 /* Start-up: removes the `.checkpoint.part` files a crash left, then loads
  * the latest snapshot that parses, among those with an end offset within
  * [min_end, max_end] (the log must hold what follows it), into img
- * (empty); snapshots that do not parse are logged and removed. Returns 1
+ * (empty); snapshots that do not parse are logged and removed. Id 0-0 is
+ * passed over: it is the bootstrap checkpoint `strand format` writes
+ * (read by src/broker/broker_boot.c), as Kafka's loader passes over it.
+ * Returns 1
  * with *id, 0 when none qualifies (img untouched), -1 with errno. */
 int meta_snap_recover(const char *dir, int64_t min_end, int64_t max_end, meta_image_t *img,
                       meta_snap_id_t *id, meta_snap_info_t *info);

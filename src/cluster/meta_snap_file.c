@@ -288,6 +288,8 @@ int meta_snap_recover(const char *dir, int64_t min_end, int64_t max_end, meta_im
     for (int i = n - 1; i >= 0 && !found; i--) {
         if (ids[i].end_offset < min_end || ids[i].end_offset > max_end)
             continue;
+        if (ids[i].end_offset == 0 && ids[i].epoch == 0)
+            continue; /* format's bootstrap checkpoint (broker_boot.h), not an image */
         if (ms_try(dir, ids[i], img, info)) {
             *id = ids[i];
             found = 1;
