@@ -23,6 +23,10 @@
 #   log; node 2 restarted on another port: it sends UpdateRaftVoter and
 #   the voter set shows its new endpoint; remove-controller of node 3 (RemoveRaftVoter): voters 1 and 2,
 #   node 3 an observer again; removing it again is VOTER_NOT_FOUND;
+#   every node snapshots every 300 bytes of records and keeps only the
+#   latest (metadata.max.retention.bytes=1), so restarts and new voters
+#   take the voters from snapshots: node 1's latest snapshot holds
+#   KRaftVersion and KRaftVoters after its header (kafka-dump-log);
 #   every node exits 0 on SIGTERM.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
 # Apache Kafka 4.4 controllers (scripts/kafka-ref.sh, given the same keys
@@ -80,6 +84,9 @@ controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$WORK/node-$1/data
 PROPS
+    # snapshots every 300 bytes of records, the log before the latest
+    # deleted: restarts and new voters find the voters in snapshots
+    printf '%s\n' metadata.log.max.record.bytes.between.snapshots=300 metadata.max.retention.bytes=1
 }
 
 # format_args I: node 1 is the initial voter, the others observe.
@@ -303,6 +310,13 @@ java_run rm3b org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controlle
     --command-config "$WORK/tool.properties" remove-controller --controller-id 3 --controller-directory-id "$D3"
 expect rm3b 1 "VoterNotFoundException: Cannot remove voter ReplicaKey\(id=3, directoryId=$D3\) from the set of voters \[.*\]$"
 echo "remove-controller 3: voters 1 and 2, node 3 an observer; again: VOTER_NOT_FOUND: ok"
+
+# ---- the latest snapshot holds the voters after its header ----
+SNAP=$(ls "$WORK/node-1/data/__cluster_metadata-0/"*.checkpoint 2>/dev/null | grep -v '/00000000000000000000-0000000000\.checkpoint$' | sort | tail -n 1)
+[ -n "$SNAP" ] || fail "node 1 took no snapshot"
+java_run snapdump org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder --files "$SNAP"
+expect snapdump 0 "SnapshotHeader" "KRaftVersion \{\"version\":0,\"kRaftVersion\":1\}" "KRaftVoters \{\"version\":0,\"voters\":\[\{\"voterId\":1," "SnapshotFooter"
+echo "kafka-dump-log of node 1's latest snapshot $(basename "$SNAP"): KRaftVersion, KRaftVoters after the header: ok"
 
 for i in $(seq 1 $N); do stop_node "$i"; done
 echo "SIGTERM: every node exits 0: ok"

@@ -15,6 +15,7 @@
 #include "cluster/ctl.h"
 #include "cluster/raft_net.h"
 #include "cluster/raft_reconf.h"
+#include "cluster/raft_voters.h"
 #include "proto/proto_gen.h"
 #include "util/kerr.h"
 #include "util/logging.h"
@@ -181,6 +182,47 @@ static void broker_quorum_reconf_start(broker_t *b)
     b->reconf_timer = net_timer_add(b->node.loop, 100, broker_quorum_reconf_tick, b);
 }
 
+/* The KRaftVersion and Voters records of a snapshot's header batch. */
+typedef struct bq_snap_ctl_s {
+    int16_t kv;
+    int has;
+    raft_voters_t vs;
+} bq_snap_ctl_t;
+
+static void bq_on_ctl(void *arg, int16_t type, const uint8_t *p, size_t len)
+{
+    bq_snap_ctl_t *c = arg;
+    if (type == PROTO_REC_K_RAFT_VERSION_RECORD)
+        c->kv = (int16_t)raft_kraft_version_decode(p, len);
+    else if (type == PROTO_REC_VOTERS_RECORD && !c->has)
+        c->has = raft_voters_decode(&c->vs, p, len) == 0;
+}
+
+/* The voters snapshot id holds are in force from its last offset on
+ * (entries after it are dropped): a log whose start moved past its
+ * VotersRecord has them only there. A static quorum's snapshot holds
+ * none: nothing changes. Returns 1 when the history changed. */
+static int broker_quorum_snap_voters(broker_t *b, meta_snap_id_t id)
+{
+    bq_snap_ctl_t c;
+    meta_snap_info_t info;
+    int changed = 0;
+    memset(&c, 0, sizeof(c));
+    c.kv = -1;
+    raft_voters_init(&c.vs);
+    memset(&info, 0, sizeof(info));
+    info.on_ctl = bq_on_ctl;
+    info.arg = &c;
+    if (meta_snap_header_ctl(log_dir(ctl_meta(b->node.ctl)->log), id, &info) == 0 && c.kv > 0) {
+        /* at the snapshot's last offset: the voters were in the log then,
+         * a first leader has nothing to write again */
+        raft_voters_hist_put(&b->voters, id.end_offset - 1, c.kv, c.has ? &c.vs : NULL);
+        changed = 1;
+    }
+    raft_voters_free(&c.vs);
+    return changed;
+}
+
 /* A dynamic quorum (controller.quorum.bootstrap.servers): the voters are
  * the latest VotersRecord of the log, or else the bootstrap checkpoint's
  * (a first leader then writes them into the log after its
@@ -199,6 +241,10 @@ static int broker_quorum_dynamic(broker_t *b, raft_node_config_t *nc, raft_net_p
     if (b->boot.kraft_version > 0)
         raft_voters_hist_put(&b->voters, -1, b->boot.kraft_version,
                              b->boot.has_voters ? &b->boot.voters : NULL);
+    meta_snap_id_t snap;
+    if (meta_log_latest_snapshot(ctl_meta(b->node.ctl), &snap))
+        broker_quorum_snap_voters(b, snap);
+    ctl_meta(b->node.ctl)->voters = &b->voters;
     if (raft_voters_hist_load(&b->voters, log, log_start_offset(log)) < 0) {
         lg_error("metadata quorum: cannot read the voters from the metadata log: %s",
                  strerror(errno));
@@ -334,11 +380,29 @@ static void broker_quorum_commit(void *ctx, int64_t hw)
         raft_reconf_committed(b->node.reconf, hw);
 }
 
+/* After a fetched snapshot replaced the log (deferred: not inside the
+ * Raft node's disk work), the voters in force are the snapshot's. */
+static void broker_quorum_snap_installed(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    (void)loop;
+    if (b->node.raft && e)
+        broker_quorum_set_voters(b, e);
+    if (b->node.raft)
+        broker_quorum_peers(b);
+}
+
 static void broker_quorum_snapshot(void *ctx, meta_snap_id_t id, meta_image_t *img,
                                    int64_t last_ts)
 {
     broker_t *b = ctx;
     meta_log_install(ctl_meta(b->node.ctl), id, img, last_ts, net_now_wall_ms());
+    if (!b->node.reconf)
+        return;
+    b->voters_next = id.end_offset; /* the log starts there now */
+    if (broker_quorum_snap_voters(b, id))
+        net_loop_defer(b->node.loop, broker_quorum_snap_installed, b);
 }
 
 int broker_quorum_start(broker_t *b)
