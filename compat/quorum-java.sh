@@ -188,15 +188,6 @@ echo "kill -9 of leader $OLD_LEADER (epoch $OLD_EPOCH): leader $LEADER at epoch 
 
 # ---- the two stop cleanly ----
 for i in $(seq 1 $N); do
-    [ "$i" = "$OLD_LEADER" ] && continue
-    if [ -n "$KAFKA_REF" ]; then
-        "$REF" stop "$WORK/node-$i" || fail "stop of node $i"
-    else
-        kill -TERM "${PID[$i]}"
-        wait "${PID[$i]}"
-        rc=$?
-        PID[$i]=
-        [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited $rc on SIGTERM"; }
-    fi
+    [ "$i" = "$OLD_LEADER" ] || stop_node "$i"
 done
 echo "SIGTERM: both exit 0: ok"
