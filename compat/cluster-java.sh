@@ -20,6 +20,9 @@ set -u
 # java_run, expect, show; WORK (compat/lib/java-tool.sh).
 # shellcheck source=lib/java-tool.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
+# at_exit, free_port, start_node, wait_started, stop_node (compat/lib/nodes.sh).
+# shellcheck source=lib/nodes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
 KAFKA_REF=${KAFKA_REF:-}
 [ "$KAFKA_REF" = 0 ] && KAFKA_REF=
 STRAND_BIN=${STRAND_BIN:-$PWD/strand}
@@ -33,29 +36,8 @@ if [ -z "$KAFKA_REF" ]; then
     [ -x "$STRAND_BIN" ] || skip "no strand binary at $STRAND_BIN"
 fi
 java_tool_setup cluster-java
-at_exit()
-{
-    local i
-    for i in $NODES; do
-        if [ -n "$KAFKA_REF" ]; then
-            "$REF" kill "$WORK/node-$i" >/dev/null 2>&1
-        elif [ -n "${PID[$i]:-}" ]; then
-            kill -KILL "${PID[$i]}" 2>/dev/null
-        fi
-    done
-}
 trap 'exit 143' TERM INT
-
-free_port()
-{
-    local p i
-    for i in $(seq 1 200); do
-        p=$((20000 + RANDOM % 12000))
-        [[ " ${PORT[*]:-} " == *" $p "* ]] && continue
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    fail "no free port"
-}
+node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
 
 # node_file I: the sample properties file of node I.
 node_file()
@@ -72,55 +54,6 @@ node_props()
         -e "s/127\.0\.0\.1:9095\b/127.0.0.1:${PORT[3]}/g" -e "s/127\.0\.0\.1:9092\b/127.0.0.1:${PORT[4]}/g" \
         -e "s/127\.0\.0\.1:9192\b/127.0.0.1:${PORT[5]}/g" -e "s/127\.0\.0\.1:9292\b/127.0.0.1:${PORT[6]}/g" \
         -e "s#^log\.dirs=.*#log.dirs=$WORK/node-$1/data#" "$(node_file "$1")"
-}
-
-start_node()
-{
-    local i=$1 dir=$WORK/node-$1 kv
-    mkdir -p "$dir"
-    if [ -n "$KAFKA_REF" ]; then
-        mapfile -t kv < <(node_props "$i"; echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
-        KAFKA_REF_CLUSTER_ID=$ID "$REF" start "${PORT[$i]}" "$dir" "${kv[@]}" \
-            > "$dir/kafka-ref.log" 2>&1 &
-        PID[$i]=$!
-        return
-    fi
-    node_props "$i" > "$dir/server.properties"
-    [ -f "$dir/data/meta.properties" ] ||
-        "$STRAND_BIN" format --cluster-id="$ID" -c "$dir/server.properties" > "$dir/node.log" 2>&1 ||
-        { cat "$dir/node.log" >&2; fail "strand format of node $i"; }
-    "$STRAND_BIN" "$dir/server.properties" >> "$dir/node.log" 2>&1 &
-    PID[$i]=$!
-}
-
-wait_started()
-{
-    local i t
-    for i in $NODES; do
-        if [ -n "$KAFKA_REF" ]; then
-            wait "${PID[$i]}" || { tail -n 20 "$WORK/node-$i/kafka-ref.log" >&2; fail "node $i did not start"; }
-            continue
-        fi
-        for t in $(seq 1 100); do
-            (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$i]}") 2>/dev/null && break
-            kill -0 "${PID[$i]}" 2>/dev/null || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited"; }
-            sleep 0.1
-        done
-    done
-}
-
-stop_node()
-{
-    local i=$1 rc
-    if [ -n "$KAFKA_REF" ]; then
-        "$REF" stop "$WORK/node-$i" || fail "stop of node $i"
-        return
-    fi
-    kill -TERM "${PID[$i]}"
-    wait "${PID[$i]}"
-    rc=$?
-    PID[$i]=
-    [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited $rc on SIGTERM"; }
 }
 
 # topics NAME BROKER ARGS...: kafka-topics through broker BROKER (4-6).
@@ -186,7 +119,7 @@ else
     ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
 fi
 for i in $NODES; do start_node "$i"; done
-wait_started
+wait_started $NODES
 echo "three controllers and three brokers started"
 
 # ---- kafka-topics --create through two brokers ----

@@ -31,6 +31,9 @@ set -u
 # java_run, expect, show; WORK (compat/lib/java-tool.sh).
 # shellcheck source=lib/java-tool.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
+# at_exit, free_port, start_node, wait_started, stop_node (compat/lib/nodes.sh).
+# shellcheck source=lib/nodes.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
 KAFKA_REF=${KAFKA_REF:-}
 [ "$KAFKA_REF" = 0 ] && KAFKA_REF=
 STRAND_BIN=${STRAND_BIN:-$PWD/strand}
@@ -38,38 +41,15 @@ REF=$ROOT/scripts/kafka-ref.sh
 # A controller needs far less than kafka-server-start.sh's 1 GiB.
 export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
 N=3
+NODES="1 2 3"
 declare -a PORT PID
 
 if [ -z "$KAFKA_REF" ]; then
     [ -x "$STRAND_BIN" ] || skip "no strand binary at $STRAND_BIN"
 fi
 java_tool_setup quorum-java
-# On exit (also after a failure or a timeout) no node is left running.
-at_exit()
-{
-    local i
-    for i in $(seq 1 $N); do
-        if [ -n "$KAFKA_REF" ]; then
-            "$REF" kill "$WORK/node-$i" >/dev/null 2>&1
-        elif [ -n "${PID[$i]:-}" ]; then
-            kill -KILL "${PID[$i]}" 2>/dev/null
-        fi
-    done
-}
 trap 'exit 143' TERM INT
-
-# free_port: a loopback port nothing listens on, below the ephemeral range
-# (32768+), not one already taken here.
-free_port()
-{
-    local p i
-    for i in $(seq 1 200); do
-        p=$((20000 + RANDOM % 12000))
-        [[ " ${PORT[*]:-} " == *" $p "* ]] && continue
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    fail "no free port"
-}
+node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
 
 # node_props I: the keys of node I (Strand's server.properties, Kafka's
 # overrides of kafka-ref.sh's own), one a line: the sample
@@ -80,45 +60,6 @@ node_props()
     sed -e '/^#/d; /^$/d' -e "s/127\.0\.0\.1:9093\b/127.0.0.1:${PORT[1]}/g" \
         -e "s/127\.0\.0\.1:9094\b/127.0.0.1:${PORT[2]}/g" -e "s/127\.0\.0\.1:9095\b/127.0.0.1:${PORT[3]}/g" \
         -e "s#^log\.dirs=.*#log.dirs=$WORK/node-$1/data#" "$ROOT/etc/controller-$1.properties"
-}
-
-# start_node I: formats node I (first start) and starts it, not waiting.
-start_node()
-{
-    local i=$1 dir=$WORK/node-$1 kv
-    mkdir -p "$dir"
-    if [ -n "$KAFKA_REF" ]; then
-        # kafka-ref.sh's own keys name PLAINTEXT the inter-broker listener,
-        # which Kafka checks against the map even on a controller.
-        mapfile -t kv < <(node_props "$i"; echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
-        KAFKA_REF_CLUSTER_ID=$ID "$REF" start "${PORT[$i]}" "$dir" "${kv[@]}" \
-            > "$dir/kafka-ref.log" 2>&1 &
-        PID[$i]=$!
-        return
-    fi
-    node_props "$i" > "$dir/server.properties"
-    [ -f "$dir/data/meta.properties" ] ||
-        "$STRAND_BIN" format --cluster-id="$ID" -c "$dir/server.properties" > "$dir/node.log" 2>&1 ||
-        { cat "$dir/node.log" >&2; fail "strand format of node $i"; }
-    "$STRAND_BIN" "$dir/server.properties" >> "$dir/node.log" 2>&1 &
-    PID[$i]=$!
-}
-
-# wait_started: every node listens (Kafka: kafka-ref.sh start returned 0).
-wait_started()
-{
-    local i t
-    for i in $(seq 1 $N); do
-        if [ -n "$KAFKA_REF" ]; then
-            wait "${PID[$i]}" || { tail -n 20 "$WORK/node-$i/kafka-ref.log" >&2; fail "node $i did not start"; }
-            continue
-        fi
-        for t in $(seq 1 100); do
-            (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$i]}") 2>/dev/null && break
-            kill -0 "${PID[$i]}" 2>/dev/null || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited"; }
-            sleep 0.1
-        done
-    done
 }
 
 # quorum NAME CONTROLLERS ARGS...: kafka-metadata-quorum through them.
@@ -166,7 +107,7 @@ else
     ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
 fi
 for i in $(seq 1 $N); do start_node "$i"; done
-wait_started
+wait_started $NODES
 echo "three controllers started (voters $VOTERS)"
 
 # ---- describe --status: a leader, caught up ----
@@ -247,15 +188,6 @@ echo "kill -9 of leader $OLD_LEADER (epoch $OLD_EPOCH): leader $LEADER at epoch 
 
 # ---- the two stop cleanly ----
 for i in $(seq 1 $N); do
-    [ "$i" = "$OLD_LEADER" ] && continue
-    if [ -n "$KAFKA_REF" ]; then
-        "$REF" stop "$WORK/node-$i" || fail "stop of node $i"
-    else
-        kill -TERM "${PID[$i]}"
-        wait "${PID[$i]}"
-        rc=$?
-        PID[$i]=
-        [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited $rc on SIGTERM"; }
-    fi
+    [ "$i" = "$OLD_LEADER" ] || stop_node "$i"
 done
 echo "SIGTERM: both exit 0: ok"

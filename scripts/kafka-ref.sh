@@ -18,7 +18,8 @@
 # Environment: KAFKA_REF_VERSION (default 4.4.0), KAFKA_REF_CLUSTER_ID (the
 # cluster id a new DIR is formatted with; default random), KAFKA_REF_FORMAT_ARGS (more
 # arguments of the kafka-storage format of a new DIR, e.g.
-# "--release-version=4.0-IV3 --feature=group.version=0"), KAFKA_REF_CACHE (default
+# "--release-version=4.0-IV3 --feature=group.version=0", or a dynamic quorum's
+# --standalone, --no-initial-controllers), KAFKA_REF_CACHE (default
 # <checkout>/.cache/kafka), KAFKA_REF_TIMEOUT (start/stop wait, seconds,
 # default 90), KAFKA_HEAP_OPTS / KAFKA_JVM_PERFORMANCE_OPTS (default: the
 # values of Kafka's own kafka-server-start.sh, so benchmarks compare against
@@ -149,7 +150,7 @@ java_cmd()
 
 prepare()
 {
-    local port=$1 dir=$2
+    local port=$1 dir=$2 fargs
     shift 2
     is_port "$port" || die "bad port: $port"
     fetch || exit 1

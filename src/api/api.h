@@ -23,6 +23,10 @@ typedef struct api_node_s {
     struct ctl_s *ctl;           /* the controller: metadata changes, producer ids */
     struct raft_node_s *raft;    /* the metadata quorum's Raft node, or NULL (a
                                     single node is its own quorum) */
+    /* A dynamic quorum's voter sets (cluster/raft_voters.h), or NULL for
+     * a static one (cfg.quorum.voters) */
+    const struct raft_voters_hist_s *voters;
+    struct raft_reconf_s *reconf; /* its voter changes (raft_reconf.h), or NULL */
     part_reg_t *reg;             /* the partition layer */
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
@@ -149,6 +153,8 @@ void api_init_producer_id(api_req_t *req);
 /* api_raft.c: Vote, BeginQuorumEpoch, EndQuorumEpoch and Fetch of the
  * metadata log, for the Raft node. */
 void api_raft(api_req_t *req);
+/* api_raft_voters.c: AddRaftVoter and RemoveRaftVoter. */
+void api_raft_voters(api_req_t *req);
 /* api_forward.c: on a quorum's broker, the changes Kafka's brokers
  * forward to the active controller go there in an Envelope; the
  * controller's Envelope handler answers them. */

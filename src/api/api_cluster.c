@@ -5,6 +5,7 @@
 #include "api/api_brokers.h"
 #include "api/api_util.h"
 #include "cluster/raft_node.h"
+#include "cluster/raft_voters.h"
 
 /* Controller endpoints (2) are asked of controller listeners only, and
  * other types are unknown; Kafka's refusal keeps the answer's defaults
@@ -35,12 +36,51 @@ static const bcfg_listener_t *api_dc_controller_endpoint(const broker_config_t *
     return NULL;
 }
 
+/* A dynamic quorum's controllers: the voters in force at their first
+ * endpoints, and this node where it is not among them (an observer: Kafka
+ * lists every registered controller). */
+static void api_dc_dynamic(api_req_t *req, proto_describe_cluster_resp_t *resp,
+                           const bcfg_listener_t *self)
+{
+    const raft_voters_entry_t *e = raft_voters_hist_last(req->b->voters);
+    int n = e ? e->set.n : 0, me = 0;
+
+    resp->brokers.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp->brokers.v));
+    for (int i = 0; i < n; i++) {
+        const raft_voter_t *v = &e->set.v[i];
+        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[i];
+        proto_describe_cluster_resp_describe_cluster_broker_init(br);
+        br->broker_id = v->id;
+        me |= v->id == req->b->cfg.node_id;
+        if (v->neps > 0) {
+            br->host = (proto_str_t){v->eps[0].host, (int32_t)strlen(v->eps[0].host)};
+            br->port = v->eps[0].port;
+        }
+    }
+    resp->brokers.n = n;
+    if (!me) {
+        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[n];
+        proto_describe_cluster_resp_describe_cluster_broker_init(br);
+        br->broker_id = req->b->cfg.node_id;
+        br->host.p = *self->host ? self->host : req->b->hostname;
+        br->host.len = (int32_t)strlen(br->host.p);
+        br->port = self->port;
+        resp->brokers.n++;
+    }
+}
+
 /* A quorum's controllers: its voters at their controller listeners, the
  * Raft leader as the active controller (-1 while there is none). */
-static void api_dc_voters(api_req_t *req, proto_describe_cluster_resp_t *resp)
+static void api_dc_voters(api_req_t *req, proto_describe_cluster_resp_t *resp,
+                          const bcfg_listener_t *self)
 {
     const bcfg_quorum_t *q = &req->b->cfg.quorum;
     resp->controller_id = raft_leader(raft_node_core(req->b->raft));
+    if (req->b->voters) {
+        api_dc_dynamic(req, resp, self);
+        API_REPLY(req, describe_cluster, resp);
+        return;
+    }
     resp->brokers.n = q->nvoters;
     resp->brokers.v = arena_calloc(req->arena, (size_t)q->nvoters + 1, sizeof(*resp->brokers.v));
     for (int i = 0; i < q->nvoters; i++) {
@@ -84,7 +124,7 @@ static void api_dc_controller(api_req_t *req, const proto_describe_cluster_req_t
     resp->cluster_id.p = req->b->cluster_id;
     resp->cluster_id.len = (int32_t)strlen(req->b->cluster_id);
     if (req->b->raft) {
-        api_dc_voters(req, resp);
+        api_dc_voters(req, resp, l);
         return;
     }
     resp->controller_id = req->b->cfg.node_id;

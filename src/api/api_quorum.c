@@ -12,6 +12,10 @@
  * listeners as configured (they are not opened: there is no other voter
  * to talk to).
  *
+ * A dynamic quorum (kraft.version 1) shows directory ids as Kafka does:
+ * a voter's from its VotersRecord entry, an observer's the one it fetches
+ * with; Nodes gives the voters with their VotersRecord endpoints.
+ *
  * A request for anything but __cluster_metadata-0, alone, is answered as
  * Kafka answers it: every partition named, with UNKNOWN_TOPIC_OR_PARTITION
  * and nothing else. */
@@ -20,6 +24,7 @@
 #include "api/api_admin.h"
 #include "cluster/ctl.h"
 #include "cluster/raft_node.h"
+#include "cluster/raft_voters.h"
 #include "util/kerr.h"
 
 typedef proto_describe_quorum_resp_t api_dq_resp_t;
@@ -98,8 +103,38 @@ static void api_dq_voter_nodes(api_req_t *req, api_dq_resp_t *resp)
     resp->nodes.v = nodes;
 }
 
+/* A dynamic quorum's voters with every endpoint of their VotersRecord
+ * entry. */
+static void api_dq_dynamic_nodes(api_req_t *req, api_dq_resp_t *resp)
+{
+    const raft_voters_entry_t *e = raft_voters_hist_last(req->b->voters);
+    int n = e ? e->set.n : 0;
+    proto_describe_quorum_resp_node_t *nodes = arena_calloc(req->arena, (size_t)n + 1, sizeof(*nodes));
+
+    for (int i = 0; i < n; i++) {
+        const raft_voter_t *v = &e->set.v[i];
+        proto_describe_quorum_resp_listener_t *ls =
+            arena_calloc(req->arena, (size_t)v->neps + 1, sizeof(*ls));
+        proto_describe_quorum_resp_node_init(&nodes[i]);
+        nodes[i].node_id = v->id;
+        for (int j = 0; j < v->neps; j++) {
+            ls[j].name = (proto_str_t){v->eps[j].name, (int32_t)strlen(v->eps[j].name)};
+            ls[j].host = (proto_str_t){v->eps[j].host, (int32_t)strlen(v->eps[j].host)};
+            ls[j].port = v->eps[j].port;
+        }
+        nodes[i].listeners.n = v->neps;
+        nodes[i].listeners.v = ls;
+    }
+    resp->nodes.n = n;
+    resp->nodes.v = nodes;
+}
+
 static void api_dq_nodes(api_req_t *req, api_dq_resp_t *resp)
 {
+    if (req->b->raft && req->b->voters) {
+        api_dq_dynamic_nodes(req, resp);
+        return;
+    }
     if (req->b->raft) {
         api_dq_voter_nodes(req, resp);
         return;
@@ -127,6 +162,21 @@ static void api_dq_nodes(api_req_t *req, api_dq_resp_t *resp)
     resp->nodes.v = node;
 }
 
+/* A replica's directory id on a dynamic quorum: a voter's is its
+ * VotersRecord entry's, an observer's the one it fetches with (zero on a
+ * static quorum, as Kafka shows kraft.version 0). */
+static void api_dq_dir(api_req_t *req, raft_t *raft, int32_t id, uint8_t out[16])
+{
+    const raft_voters_entry_t *e = req->b->voters ? raft_voters_hist_last(req->b->voters) : NULL;
+    const raft_voter_t *v = e ? raft_voters_find(&e->set, id) : NULL;
+
+    memset(out, 0, 16);
+    if (v)
+        memcpy(out, v->dir_id, 16);
+    else if (req->b->voters)
+        (void)raft_replica_dir(raft, id, out);
+}
+
 /* One replica as the Raft leader sees it: its fetched end offset and
  * when it last fetched and was last caught up (the leader itself: its
  * log end, now). */
@@ -142,6 +192,7 @@ static void api_dq_replica(api_req_t *req, raft_t *raft, int32_t id,
     v->log_end_offset = end;
     v->last_fetch_timestamp = fetch;
     v->last_caught_up_timestamp = caught;
+    api_dq_dir(req, raft, id, v->replica_directory_id.b);
 }
 
 /* The quorum of a Raft node: only its leader describes it; another node

@@ -3,6 +3,7 @@
 
 #include "api/api.h"
 #include "cluster/ctl.h"
+#include "cluster/raft_voters.h"
 #include "util/kerr.h"
 
 /* KIP-511: client software names and versions must match
@@ -46,9 +47,21 @@ static void api_versions_fill(api_req_t *req, proto_api_versions_resp_t *resp)
  * metadata record applied as their epoch. Below v4 a supported range
  * starting at 0 is left out, as Kafka leaves it out: clients older than
  * v4 refuse such a range. */
+/* kraft.version on a dynamic quorum: supported 0-1 and finalized at the
+ * level its log (or bootstrap checkpoint) holds, as Kafka's raft layer
+ * reports it; a static quorum's stays at 0, not finalized. Returns the
+ * finalized level (0: none). */
+static int16_t api_versions_kraft(const api_req_t *req)
+{
+    const raft_voters_entry_t *e =
+        req->b->voters ? raft_voters_hist_last(req->b->voters) : NULL;
+    return e ? e->kraft_version : 0;
+}
+
 static void api_versions_features(api_req_t *req, proto_api_versions_resp_t *resp)
 {
     const meta_image_t *img = ctl_image(req->b->ctl);
+    int16_t kraft = api_versions_kraft(req);
     meta_str_t name;
     int16_t level;
     size_t pos = 0;
@@ -64,12 +77,13 @@ static void api_versions_features(api_req_t *req, proto_api_versions_resp_t *res
         sf->name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
         sf->min_version = f[i].min_level;
         sf->max_version = f[i].max_level;
+        if (kraft > 0 && !strcmp(f[i].name, CTL_FEATURE_KRAFT_VERSION))
+            sf->max_version = kraft;
     }
     resp->supported_features.n = nsup;
     while (meta_image_feature_next(img, &pos, &name, &level))
         nfin++;
-    resp->finalized_features.n = nfin;
-    resp->finalized_features.v = arena_calloc(req->arena, (size_t)(nfin ? nfin : 1),
+    resp->finalized_features.v = arena_calloc(req->arena, (size_t)nfin + 1,
                                               sizeof(*resp->finalized_features.v));
     pos = 0;
     for (int i = 0; i < nfin && meta_image_feature_next(img, &pos, &name, &level); i++) {
@@ -78,6 +92,12 @@ static void api_versions_features(api_req_t *req, proto_api_versions_resp_t *res
         ff->max_version_level = level;
         ff->min_version_level = level;
     }
+    if (kraft > 0) {
+        proto_api_versions_resp_finalized_feature_key_t *ff = &resp->finalized_features.v[nfin++];
+        ff->name = PROTO_STR(CTL_FEATURE_KRAFT_VERSION);
+        ff->max_version_level = ff->min_version_level = kraft;
+    }
+    resp->finalized_features.n = nfin;
     resp->finalized_features_epoch = ctl_features_epoch(req->b->ctl);
 }
 

@@ -420,7 +420,14 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
     const char *timeout = props_get(&b->node.cfg.props, "broker.session.timeout.ms");
     ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b,
                        rack, timeout ? strtoll(timeout, NULL, 10) : 0,
-                       broker_quorum_wanted(&b->node.cfg)};
+                       broker_quorum_wanted(&b->node.cfg), 0};
+    /* format's bootstrap checkpoint: a node that cannot read it does not
+     * start, as Kafka's does not */
+    if (broker_boot_read(b->node.cfg.log_dirs[0], &b->boot, err, sizeof(err)) < 0) {
+        lg_error("cannot read the bootstrap checkpoint: %s", err);
+        return -1;
+    }
+    cc.boot_metadata_version = b->boot.metadata_version;
     b->node.ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
     return b->node.ctl ? 0 : -1;
 }
@@ -615,6 +622,7 @@ int broker_run(broker_t *b)
     }
     net_loop_free(b->node.loop);
     broker_config_free(&b->node.cfg);
+    broker_boot_state_free(&b->boot);
     lg_info("shut down");
     return rc;
 }

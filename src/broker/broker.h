@@ -9,7 +9,9 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "broker/broker_boot.h"
 #include "broker/broker_config.h"
+#include "cluster/raft_reconf.h"
 #include "log/log_mgr.h"
 #include "net/net_conn.h"
 #include "net/net_listener.h"
@@ -33,6 +35,16 @@ typedef struct broker_s {
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
     struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
     struct broker_life_s *life;  /* a quorum's broker: registration (broker_life.c) */
+    broker_boot_state_t boot;    /* format's bootstrap checkpoint, read at start */
+    raft_voters_hist_t voters;   /* a dynamic quorum's voter sets (broker_quorum.c) */
+    buf_t epoch_ctl;             /* the values of the records a first leader writes */
+    int64_t voters_next;         /* the committed log is scanned for them up to here */
+    raft_reconf_t reconf;        /* its voter changes, on the leader */
+    char quorum_host[256];       /* where the others reach this controller */
+    int voters_check;            /* broker_quorum_uncommitted is due */
+    int update_inflight;         /* this voter's UpdateRaftVoter */
+    int64_t update_at;           /* not again before */
+    net_timer_id_t reconf_timer;
 } broker_t;
 
 /* Starts everything from a loaded config (takes ownership of cfg's

@@ -296,12 +296,8 @@ int broker_config_check_shape(const broker_config_t *cfg)
     char ids[256];
 
     bcfg_voter_ids(&cfg->quorum, ids, sizeof(ids));
-    if (!cfg->role_broker && cfg->quorum.nvoters == 0)
-        return bcfg_refuse(cfg, "process.roles=controller with controller.quorum.bootstrap.servers: "
-                           "a controller-only node is not supported yet in a dynamic quorum; "
-                           "list the voters in controller.quorum.voters");
     if (!cfg->role_broker)
-        return 0; /* a voter of a static quorum (broker/broker_quorum.c) */
+        return 0; /* a controller of a static or a dynamic quorum (broker/broker_quorum.c) */
     if (!cfg->role_controller && cfg->quorum.nvoters == 0)
         return bcfg_refuse(cfg, "process.roles=broker with controller.quorum.bootstrap.servers: "
                            "a broker-only node needs a controller quorum elsewhere, which Strand "

@@ -274,7 +274,9 @@ static int fmt_quorum(fmt_t *f)
     if (f->standalone && fmt_standalone(f))
         return 1;
     fmt_voter_listeners(f);
-    f->boot.kraft_version = f->boot.nvoters ? 1 : 0;
+    /* a dynamic quorum runs kraft.version 1 from the start, its voters
+     * given here or added later (--no-initial-controllers) */
+    f->boot.kraft_version = cfg->quorum.nvoters ? 0 : 1;
     return 0;
 }
 

@@ -7,17 +7,23 @@
  * others elect at once rather than after a fetch timeout. */
 #include "broker/broker_quorum.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cluster/ctl.h"
 #include "cluster/raft_net.h"
+#include "cluster/raft_reconf.h"
+#include "cluster/raft_voters.h"
+#include "proto/proto_gen.h"
+#include "util/kerr.h"
 #include "util/logging.h"
 
 /* Whether this node runs a Raft quorum with others: a controller of a
- * static quorum of more than one voter, a controller-only node, or a
- * broker-only node of a static quorum (an observer). */
+ * static quorum of more than one voter, a controller-only node (of a
+ * static or a dynamic quorum), or a broker-only node of a static quorum
+ * (an observer). */
 int broker_quorum_wanted(const broker_config_t *cfg)
 {
     if (!cfg->role_controller)
@@ -40,6 +46,231 @@ static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)
     rc->fetch_max_wait_ms = 500; /* KRaft's fetch.max.wait of the quorum */
 }
 
+/* This node's controller listener, advertised where it is. */
+static const bcfg_listener_t *broker_quorum_listener(const broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->nadvertised; i++)
+        if (cfg->advertised[i].controller)
+            return &cfg->advertised[i];
+    for (int i = 0; i < cfg->nlisteners; i++)
+        if (cfg->listeners[i].controller)
+            return &cfg->listeners[i];
+    return NULL;
+}
+
+/* The voters in force as peers of the transport (their endpoints). */
+static void broker_quorum_peers(broker_t *b)
+{
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+
+    for (int i = 0; e && b->raft_net && i < e->set.n; i++) {
+        const raft_voter_t *v = &e->set.v[i];
+        if (v->id != b->node.cfg.node_id && v->neps > 0)
+            raft_net_set_peer(b->raft_net, v->id, v->eps[0].host, v->eps[0].port);
+    }
+}
+
+/* The core's voters are e's. */
+static void broker_quorum_set_voters(broker_t *b, const raft_voters_entry_t *e)
+{
+    int32_t ids[RAFT_MAX_VOTERS];
+    int n = e->set.n < RAFT_MAX_VOTERS ? e->set.n : RAFT_MAX_VOTERS;
+
+    for (int i = 0; i < n; i++)
+        ids[i] = e->set.v[i].id;
+    lg_info("metadata quorum: %d voters from offset %lld", n, (long long)e->offset);
+    raft_node_set_voters(b->node.raft, ids, n);
+}
+
+static void broker_quorum_on_set(void *ctx)
+{
+    broker_quorum_peers(ctx);
+}
+
+static void broker_quorum_update_done(void *arg, const uint8_t *body, size_t len)
+{
+    broker_t *b = arg;
+    proto_update_raft_voter_resp_t r;
+    arena_t arena;
+
+    b->update_inflight = 0;
+    arena_init(&arena, 256);
+    proto_update_raft_voter_resp_init(&r);
+    if (body && proto_update_raft_voter_resp_decode(&r, 0, body, len, &arena) == 0)
+        lg_info("metadata quorum: UpdateRaftVoter of this node's endpoint: %s",
+                kerr_name(r.error_code));
+    arena_destroy(&arena);
+}
+
+/* The UpdateRaftVoter of this voter: its endpoint l under its listener's name. */
+static void broker_quorum_update_send(broker_t *b, const raft_voter_t *me,
+                                      const bcfg_listener_t *l, int32_t leader)
+{
+    raft_t *raft = raft_node_core(b->node.raft);
+    proto_update_raft_voter_req_t r;
+    proto_update_raft_voter_req_listener_t ls;
+    raft_transport_t tr = raft_net_transport(b->raft_net);
+    const char *names = b->node.cfg.controller_listener_names;
+    buf_t body;
+
+    proto_update_raft_voter_req_init(&r);
+    r.cluster_id = (proto_str_t){b->node.cluster_id, (int32_t)strlen(b->node.cluster_id)};
+    r.current_leader_epoch = raft_epoch(raft);
+    r.voter_id = me->id;
+    memcpy(r.voter_directory_id.b, me->dir_id, 16);
+    ls.name = (proto_str_t){names ? names : "", names ? (int32_t)strcspn(names, ",") : 0};
+    ls.host = (proto_str_t){b->quorum_host, (int32_t)strlen(b->quorum_host)};
+    ls.port = (uint16_t)l->port;
+    r.listeners.n = 1;
+    r.listeners.v = &ls;
+    r.k_raft_version_feature.min_supported_version = 0;
+    r.k_raft_version_feature.max_supported_version = 1;
+    buf_init(&body);
+    proto_update_raft_voter_req_encode(&r, 0, &body);
+    b->update_inflight = 1;
+    tr.send(tr.ctx, leader, 82, 0, &body, broker_quorum_update_done, b);
+}
+
+/* A voter whose endpoint in the set in force is not the one it listens
+ * on asks the leader to update it (UpdateRaftVoter), as Kafka's voters
+ * do; again a second later while it still differs. */
+static void broker_quorum_update_self(broker_t *b, int64_t now)
+{
+    raft_t *raft = raft_node_core(b->node.raft);
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    const raft_voter_t *me = e ? raft_voters_find(&e->set, b->node.cfg.node_id) : NULL;
+    const bcfg_listener_t *l = broker_quorum_listener(&b->node.cfg);
+    const char *names = b->node.cfg.controller_listener_names;
+    size_t nlen = names ? strcspn(names, ",") : 0;
+
+    if (!me || !l || b->update_inflight || now < b->update_at ||
+        raft_role(raft) != RAFT_FOLLOWER || raft_leader(raft) < 0)
+        return;
+    if (me->neps == 1 && me->eps[0].port == l->port && !strcmp(me->eps[0].host, b->quorum_host) &&
+        strlen(me->eps[0].name) == nlen && !strncmp(me->eps[0].name, names, nlen))
+        return;
+    b->update_at = now + 1000;
+    broker_quorum_update_send(b, me, l, raft_leader(raft));
+}
+
+/* A voter change waiting for its commit times out; this voter's endpoint
+ * is checked. */
+static void broker_quorum_reconf_tick(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+
+    if (!b->node.reconf)
+        return;
+    raft_reconf_tick(b->node.reconf, net_now_wall_ms());
+    broker_quorum_update_self(b, net_now_wall_ms());
+    b->reconf_timer = net_timer_add(loop, 100, broker_quorum_reconf_tick, b);
+}
+
+static void broker_quorum_reconf_start(broker_t *b)
+{
+    raft_reconf_t *rc = &b->reconf;
+
+    memset(rc, 0, sizeof(*rc));
+    rc->node = b->node.raft;
+    rc->hist = &b->voters;
+    rc->self_id = b->node.cfg.node_id;
+    rc->fetch_timeout_ms = b->node.cfg.quorum.fetch_timeout_ms;
+    rc->on_set = broker_quorum_on_set;
+    rc->ctx = b;
+    b->node.voters = &b->voters;
+    b->node.reconf = rc;
+    b->reconf_timer = net_timer_add(b->node.loop, 100, broker_quorum_reconf_tick, b);
+}
+
+/* The KRaftVersion and Voters records of a snapshot's header batch. */
+typedef struct bq_snap_ctl_s {
+    int16_t kv;
+    int has;
+    raft_voters_t vs;
+} bq_snap_ctl_t;
+
+static void bq_on_ctl(void *arg, int16_t type, const uint8_t *p, size_t len)
+{
+    bq_snap_ctl_t *c = arg;
+    if (type == PROTO_REC_K_RAFT_VERSION_RECORD)
+        c->kv = (int16_t)raft_kraft_version_decode(p, len);
+    else if (type == PROTO_REC_VOTERS_RECORD && !c->has)
+        c->has = raft_voters_decode(&c->vs, p, len) == 0;
+}
+
+/* The voters snapshot id holds are in force from its last offset on
+ * (entries after it are dropped): a log whose start moved past its
+ * VotersRecord has them only there. A static quorum's snapshot holds
+ * none: nothing changes. Returns 1 when the history changed. */
+static int broker_quorum_snap_voters(broker_t *b, meta_snap_id_t id)
+{
+    bq_snap_ctl_t c;
+    meta_snap_info_t info;
+    int changed = 0;
+    memset(&c, 0, sizeof(c));
+    c.kv = -1;
+    raft_voters_init(&c.vs);
+    memset(&info, 0, sizeof(info));
+    info.on_ctl = bq_on_ctl;
+    info.arg = &c;
+    if (meta_snap_header_ctl(log_dir(ctl_meta(b->node.ctl)->log), id, &info) == 0 && c.kv > 0) {
+        /* at the snapshot's last offset: the voters were in the log then,
+         * a first leader has nothing to write again */
+        raft_voters_hist_put(&b->voters, id.end_offset - 1, c.kv, c.has ? &c.vs : NULL);
+        changed = 1;
+    }
+    raft_voters_free(&c.vs);
+    return changed;
+}
+
+/* A dynamic quorum (controller.quorum.bootstrap.servers): the voters are
+ * the latest VotersRecord of the log, or else the bootstrap checkpoint's
+ * (a first leader then writes them into the log after its
+ * LeaderChangeMessage, as Kafka's does); the bootstrap servers are peers
+ * -2, -3, ... (as KRaft numbers them), where a node that knows no leader
+ * fetches. Returns 0, or -1 (logged). */
+static int broker_quorum_dynamic(broker_t *b, raft_node_config_t *nc, raft_net_peer_t *peers,
+                                 int *np)
+{
+    const bcfg_quorum_t *q = &b->node.cfg.quorum;
+    log_t *log = ctl_meta(b->node.ctl)->log;
+    const raft_voters_entry_t *e;
+
+    raft_voters_hist_init(&b->voters);
+    buf_init(&b->epoch_ctl);
+    if (b->boot.kraft_version > 0)
+        raft_voters_hist_put(&b->voters, -1, b->boot.kraft_version,
+                             b->boot.has_voters ? &b->boot.voters : NULL);
+    meta_snap_id_t snap;
+    if (meta_log_latest_snapshot(ctl_meta(b->node.ctl), &snap))
+        broker_quorum_snap_voters(b, snap);
+    ctl_meta(b->node.ctl)->voters = &b->voters;
+    if (raft_voters_hist_load(&b->voters, log, log_start_offset(log)) < 0) {
+        lg_error("metadata quorum: cannot read the voters from the metadata log: %s",
+                 strerror(errno));
+        return -1;
+    }
+    b->voters_next = log_end_offset(log);
+    nc->kraft_version = 1;
+    e = raft_voters_hist_last(&b->voters);
+    for (int i = 0; e && i < e->set.n && nc->raft.nvoters < RAFT_MAX_VOTERS; i++) {
+        const raft_voter_t *v = &e->set.v[i];
+        nc->raft.voters[nc->raft.nvoters++] = v->id;
+        if (v->id != b->node.cfg.node_id && v->neps > 0 && *np < RAFT_MAX_VOTERS)
+            peers[(*np)++] = (raft_net_peer_t){v->id, v->eps[0].host, v->eps[0].port};
+    }
+    if (e && e->has_set && e->offset < 0) {
+        nc->nepoch_ctl = raft_voters_hist_ctl(&b->voters, 0, nc->epoch_ctl, &b->epoch_ctl);
+        nc->raft.epoch_extra = nc->nepoch_ctl;
+    }
+    for (int i = 0; i < q->nbootstrap && *np < 2 * RAFT_MAX_VOTERS; i++) {
+        peers[(*np)++] = (raft_net_peer_t){-(i + 2), q->bootstrap[i].host, q->bootstrap[i].port};
+        if (nc->nbootstrap < RAFT_MAX_VOTERS)
+            nc->bootstrap[nc->nbootstrap++] = -(i + 2);
+    }
+    return 0;
+}
+
 /* This node's own entry in the voters: where the others reach it. */
 static const bcfg_voter_t *broker_quorum_self(const broker_config_t *cfg)
 {
@@ -53,6 +284,7 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
 {
     const broker_config_t *cfg = &b->node.cfg;
     const bcfg_voter_t *self = broker_quorum_self(cfg);
+    const bcfg_listener_t *l = broker_quorum_listener(cfg);
     static char listener[128];
     const char *names = cfg->controller_listener_names ? cfg->controller_listener_names : "";
     size_t n = strcspn(names, ",");
@@ -63,6 +295,33 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
     w->listener = listener;
     w->host = self ? self->host : b->hostname;
     w->port = (uint16_t)(self ? self->port : 0);
+    if (!self && l) {
+        /* copied: a dynamic config change rebuilds the listeners */
+        snprintf(b->quorum_host, sizeof(b->quorum_host), "%s", *l->host ? l->host : b->hostname);
+        w->host = b->quorum_host;
+        w->port = (uint16_t)l->port;
+    }
+    log_mgr_dir_id(b->logs, 0, w->dir_id); /* the metadata log's dir */
+}
+
+/* A leader that lost its role: the voter sets it appended and that have
+ * not committed may be truncated away by the next leader, so it goes back
+ * to the committed set, as every other node holds (they take the rest
+ * when it commits). After the core's outputs, not inside them. */
+static void broker_quorum_uncommitted(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    const raft_voters_entry_t *e;
+
+    (void)loop;
+    b->voters_check = 0;
+    e = raft_voters_hist_last(&b->voters);
+    if (!b->node.raft || !b->node.reconf || !e || e->offset < b->voters_next ||
+        raft_role(raft_node_core(b->node.raft)) == RAFT_LEADER)
+        return;
+    raft_voters_hist_truncate(&b->voters, b->voters_next);
+    if ((e = raft_voters_hist_last(&b->voters)))
+        broker_quorum_set_voters(b, e);
 }
 
 static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leader)
@@ -71,6 +330,10 @@ static void broker_quorum_role(void *ctx, int role, int32_t epoch, int32_t leade
     lg_info("metadata quorum: %s in epoch %d (leader %d)", raft_role_name(role), epoch, leader);
     if (b->node.raft)
         meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
+    if (b->node.reconf && role != RAFT_LEADER && !b->voters_check) {
+        b->voters_check = 1;
+        net_loop_defer(b->node.loop, broker_quorum_uncommitted, b);
+    }
 }
 
 /* As Kafka halts on a failed metadata log dir. */
@@ -80,11 +343,54 @@ static void broker_quorum_fatal(void *ctx)
     _exit(1);
 }
 
+/* A dynamic quorum: the voter sets of newly committed control batches
+ * (where DescribeCluster and the peers' addresses come from; the leader
+ * wrote its own). */
+static void broker_quorum_scan_voters(broker_t *b, int64_t hw)
+{
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    int64_t before = e ? e->offset : INT64_MIN;
+    buf_t out;
+
+    while (b->voters_next < hw) {
+        buf_init(&out);
+        int64_t next = b->voters_next;
+        if (raft_node_read(b->node.raft, b->voters_next, 1 << 20, &out) == 0)
+            next = raft_voters_hist_scan(&b->voters, out.p, out.len, b->voters_next);
+        buf_free(&out);
+        if (next <= b->voters_next)
+            break; /* nothing readable yet (a snapshot's start): next time */
+        b->voters_next = next;
+    }
+    e = raft_voters_hist_last(&b->voters);
+    if (e && e->offset != before && raft_role(raft_node_core(b->node.raft)) != RAFT_LEADER)
+        broker_quorum_set_voters(b, e); /* the leader set it when it appended it */
+    broker_quorum_peers(b);
+}
+
 static void broker_quorum_commit(void *ctx, int64_t hw)
 {
     broker_t *b = ctx;
+    if (!b->node.raft)
+        return;
+    meta_log_committed(ctl_meta(b->node.ctl), hw, net_now_wall_ms());
+    if (b->node.voters)
+        broker_quorum_scan_voters(b, hw);
+    if (b->node.reconf)
+        raft_reconf_committed(b->node.reconf, hw);
+}
+
+/* After a fetched snapshot replaced the log (deferred: not inside the
+ * Raft node's disk work), the voters in force are the snapshot's. */
+static void broker_quorum_snap_installed(net_loop_t *loop, void *data)
+{
+    broker_t *b = data;
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    (void)loop;
+    if (b->node.raft && e)
+        broker_quorum_set_voters(b, e);
     if (b->node.raft)
-        meta_log_committed(ctl_meta(b->node.ctl), hw, net_now_wall_ms());
+        broker_quorum_peers(b);
 }
 
 static void broker_quorum_snapshot(void *ctx, meta_snap_id_t id, meta_image_t *img,
@@ -92,12 +398,17 @@ static void broker_quorum_snapshot(void *ctx, meta_snap_id_t id, meta_image_t *i
 {
     broker_t *b = ctx;
     meta_log_install(ctl_meta(b->node.ctl), id, img, last_ts, net_now_wall_ms());
+    if (!b->node.reconf)
+        return;
+    b->voters_next = id.end_offset; /* the log starts there now */
+    if (broker_quorum_snap_voters(b, id))
+        net_loop_defer(b->node.loop, broker_quorum_snap_installed, b);
 }
 
 int broker_quorum_start(broker_t *b)
 {
     const broker_config_t *cfg = &b->node.cfg;
-    raft_net_peer_t peers[RAFT_MAX_VOTERS];
+    raft_net_peer_t peers[2 * RAFT_MAX_VOTERS];
     raft_node_config_t nc;
     raft_node_hooks_t hooks = {.ctx = b,
                                .on_commit = broker_quorum_commit,
@@ -123,6 +434,8 @@ int broker_quorum_start(broker_t *b)
     for (int i = 0; i < nc.raft.nvoters; i++)
         if (nc.raft.voters[i] != cfg->node_id)
             nc.bootstrap[nc.nbootstrap++] = nc.raft.voters[i];
+    if (!cfg->quorum.nvoters && broker_quorum_dynamic(b, &nc, peers, &np) < 0)
+        return -1;
     nc.seed = (uint64_t)net_now_mono_ms() * 2654435761u + (uint64_t)cfg->node_id;
     b->raft_net = raft_net_new(b->node.loop, peers, np, "raft-client", cfg->quorum.request_timeout_ms,
                                cfg->quorum.election_backoff_max_ms);
@@ -134,10 +447,13 @@ int broker_quorum_start(broker_t *b)
         return -1;
     }
     ctl_use_raft(b->node.ctl, b->node.raft);
+    if (!cfg->quorum.nvoters)
+        broker_quorum_reconf_start(b);
     /* what the core did while the node was made (its first role) */
     meta_log_role(ctl_meta(b->node.ctl), net_now_wall_ms());
-    lg_info("metadata quorum: node %d, %s %d voters", cfg->node_id,
-            np < cfg->quorum.nvoters ? "one of" : "an observer of", nc.raft.nvoters);
+    lg_info("metadata quorum: node %d, %s %d voters%s", cfg->node_id,
+            raft_is_voter(raft_node_core(b->node.raft), cfg->node_id) ? "one of" : "an observer of",
+            nc.raft.nvoters, cfg->quorum.nvoters ? "" : " (a dynamic quorum)");
     return 0;
 }
 
@@ -160,6 +476,12 @@ void broker_quorum_stop(broker_t *b)
     raft_net_free(b->raft_net); /* calls back what is in flight */
     b->raft_net = NULL;
     ctl_use_raft(b->node.ctl, NULL);
+    b->node.voters = NULL;
+    if (b->node.reconf)
+        net_timer_cancel(b->node.loop, b->reconf_timer);
+    b->node.reconf = NULL;
     raft_node_free(b->node.raft);
     b->node.raft = NULL;
+    raft_voters_hist_free(&b->voters); /* the node borrowed its records */
+    buf_free(&b->epoch_ctl);
 }

@@ -95,7 +95,7 @@ static int16_t ctl_bootstrap(ctl_t *ctl, int64_t now_ms)
     meta_rec_t *fr = ctl_batch_add(&b, META_REC_FEATURE_LEVEL);
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
-    fr->u.feature.feature_level = META_LOG_METADATA_VERSION;
+    fr->u.feature.feature_level = ctl->boot_mv;
     int16_t err = ctl_boot_topics(&bt, &b);
     if (!err)
         err = meta_log_commit(ctl->meta, b.v, b.n, now_ms);
@@ -141,6 +141,8 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->broker_check = cfg->broker_check;
     ctl->broker_check_arg = cfg->broker_check_arg;
     ctl->quorum = cfg->quorum;
+    ctl->boot_mv = cfg->boot_metadata_version > 0 ? cfg->boot_metadata_version
+                                                  : META_LOG_METADATA_VERSION;
     ctl_brokers_init(ctl, cfg);
     ctl->meta = meta_log_open(logs, now_ms, ctl->quorum, &fresh);
     if (ctl->meta)

@@ -44,6 +44,9 @@ typedef struct ctl_config_s {
                             it here, and changes are refused
                             (NOT_CONTROLLER) until the controller runs
                             over the quorum */
+    int16_t boot_metadata_version; /* the level of metadata.version a new
+                                      cluster starts at (format's bootstrap
+                                      checkpoint); 0: META_LOG_METADATA_VERSION */
 } ctl_config_t;
 
 /* Opens the metadata log (creating it on a first start, or synthesizing

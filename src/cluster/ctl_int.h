@@ -18,6 +18,7 @@ struct ctl_s {
     ctl_broker_check_fn *broker_check;
     void *broker_check_arg;
     int quorum;           /* ctl_config_t.quorum */
+    int16_t boot_mv;      /* the level a new cluster's bootstrap records set */
     ctl_op_t *head, *tail; /* queued; the head may be committing */
     int committing;
     /* Producer ids (ctl_pid.c): the block being handed out, its next

@@ -138,7 +138,8 @@ void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft)
 /* The records of a new quorum, as a Kafka 4.4 controller writes its
  * bootstrap on an empty log: one batch, a metadata transaction
  * (BeginTransactionRecord "Bootstrap records" ... EndTransactionRecord)
- * around a FeatureLevelRecord for each feature finalized above level 0.
+ * around a FeatureLevelRecord for each feature finalized above level 0
+ * (metadata.version at this node's bootstrap checkpoint's level).
  * That is metadata.version alone: every other feature stands at 0 (what
  * Strand implements of it, as on a single node), and Kafka writes no
  * record for a feature at 0 either; nor a ConfigRecord, which Kafka
@@ -156,7 +157,7 @@ int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     meta_rec_t *fr = ctl_batch_add(b, META_REC_FEATURE_LEVEL);
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
-    fr->u.feature.feature_level = META_LOG_METADATA_VERSION;
+    fr->u.feature.feature_level = ctl->boot_mv;
     ctl_batch_add(b, PROTO_REC_END_TRANSACTION_RECORD);
     return 0;
 }

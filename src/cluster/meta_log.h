@@ -84,6 +84,9 @@ typedef struct meta_log_s {
     int active;
     struct meta_install_s *install;   /* a fetched snapshot waiting to replace the image */
     uint64_t apply_retry;             /* net_timer_id_t: a failed read tried again, or 0 */
+    /* A dynamic quorum's voters by offset (borrowed): its snapshots hold
+     * the KRaftVersion and Voters records in force at their end. */
+    const struct raft_voters_hist_s *voters;
 } meta_log_t;
 
 /* The metadata log's end offset and high watermark (DescribeQuorum). */

@@ -230,11 +230,12 @@ typedef struct meta_install_s {
 
 /* What the listener is told: a RemoveTopicRecord for each topic the new
  * image lacks, then every record of the new image (those already known
- * change nothing), decoded into arena. Returns the count; *out owned. */
-static int mlq_install_recs(const meta_image_t *old, const meta_image_t *img, arena_t *arena,
-                            meta_rec_t **out)
+ * change nothing), encoded into enc and decoded from it into arena (the
+ * records point into both: they live as long as these). Returns the
+ * count; *out owned. */
+static int mlq_install_recs(const meta_image_t *old, const meta_image_t *img,
+                            meta_snap_recs_t *enc, arena_t *arena, meta_rec_t **out)
 {
-    meta_snap_recs_t enc;
     mi_topic_t *t;
     size_t pos = 0;
     int n = 0, cap = 16;
@@ -249,16 +250,14 @@ static int mlq_install_recs(const meta_image_t *old, const meta_image_t *img, ar
         recs[n].type = META_REC_REMOVE_TOPIC;
         memcpy(recs[n++].u.remove_topic.topic_id.b, t->id, 16);
     }
-    meta_snap_recs_init(&enc);
-    meta_snap_collect(&enc, img);
-    for (int i = 0; i < enc.n; i++) {
-        size_t from = i ? enc.ends[i - 1] : 0;
+    meta_snap_collect(enc, img);
+    for (int i = 0; i < enc->n; i++) {
+        size_t from = i ? enc->ends[i - 1] : 0;
         if (n == cap)
             recs = xrealloc(recs, (size_t)(cap *= 2) * sizeof(*recs));
-        if (meta_rec_decode(&recs[n], enc.vals.p + from, enc.ends[i] - from, arena) == 0)
+        if (meta_rec_decode(&recs[n], enc->vals.p + from, enc->ends[i] - from, arena) == 0)
             n++;
     }
-    meta_snap_recs_free(&enc);
     *out = recs;
     return n;
 }
@@ -278,6 +277,7 @@ static int mlq_install_run(meta_log_t *ml)
     meta_install_t *in = ml->install;
     meta_image_t old;
     meta_rec_t *recs;
+    meta_snap_recs_t enc;
     arena_t arena;
     int64_t now_ms = net_now_wall_ms();
 
@@ -297,7 +297,8 @@ static int mlq_install_run(meta_log_t *ml)
         ml->commit_hw = in->id.end_offset;
     free(in);
     arena_init(&arena, 4096);
-    int n = mlq_install_recs(&old, &ml->img, &arena, &recs);
+    meta_snap_recs_init(&enc);
+    int n = mlq_install_recs(&old, &ml->img, &enc, &arena, &recs);
     lg_info("metadata quorum: the image is now snapshot %lld-%d's (%d records)",
             (long long)ml->snap.end_offset, ml->snap.epoch, n);
     ml->applying = 1;
@@ -307,6 +308,7 @@ static int mlq_install_run(meta_log_t *ml)
     else
         mlq_install_applied(ml);
     free(recs);
+    meta_snap_recs_free(&enc);
     arena_destroy(&arena);
     meta_image_free(&old);
     return 1;

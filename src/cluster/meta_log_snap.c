@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cluster/raft_node.h"
+#include "cluster/raft_voters.h"
 #include "net/net_loop.h"
 #include "net/net_pool.h"
 #include "util/logging.h"
@@ -42,6 +43,9 @@ typedef struct meta_snap_job_s {
     meta_snap_recs_t recs; /* collected on the loop */
     int64_t last_ts;
     buf_t bytes;           /* framed on the worker */
+    meta_snap_ctl_t ctl[2]; /* a dynamic quorum's KRaftVersion and Voters, */
+    int nctl;               /* their values in ctl_bytes */
+    buf_t ctl_bytes;
     int64_t covered; /* snap_bytes the snapshot covers */
     int64_t now_ms;
     int rc, err;
@@ -50,7 +54,7 @@ typedef struct meta_snap_job_s {
 static void meta_snap_job_work(net_job_t *job)
 {
     meta_snap_job_t *sj = (meta_snap_job_t *)job;
-    meta_snap_frame(&sj->bytes, sj->id, &sj->recs, sj->last_ts, NULL, 0, sj->now_ms);
+    meta_snap_frame(&sj->bytes, sj->id, &sj->recs, sj->last_ts, sj->ctl, sj->nctl, sj->now_ms);
     meta_snap_recs_free(&sj->recs);
     sj->rc = meta_snap_write(sj->dir, sj->id, sj->bytes.p, sj->bytes.len);
     sj->err = errno;
@@ -60,6 +64,7 @@ static void meta_snap_job_free(meta_snap_job_t *sj)
 {
     meta_snap_recs_free(&sj->recs);
     buf_free(&sj->bytes);
+    buf_free(&sj->ctl_bytes);
     free(sj->dir);
     free(sj);
 }
@@ -108,6 +113,11 @@ int meta_log_snapshot_take(meta_log_t *ml, int64_t now_ms)
     sj->now_ms = now_ms;
     sj->last_ts = ml->last_ts;
     buf_init(&sj->bytes);
+    buf_init(&sj->ctl_bytes);
+    /* a dynamic quorum's voters in force at the snapshot's end come after
+     * its header, as Kafka writes them */
+    if (ml->voters)
+        sj->nctl = raft_voters_hist_ctl(ml->voters, id.end_offset, sj->ctl, &sj->ctl_bytes);
     /* On the loop, which owns the image: its records encoded, about 70
      * bytes and a third of a microsecond per partition (35 ms for
      * 100,000, measured); the batches and their CRCs are made on the

@@ -335,3 +335,23 @@ int meta_snap_header_ts_of(const uint8_t *p, size_t len, int64_t *ts)
     arena_destroy(&arena);
     return rc;
 }
+
+int meta_snap_header_ctl_of(const uint8_t *p, size_t len, meta_snap_info_t *info)
+{
+    log_batch_iter_t *it;
+    log_record_t rec;
+    int64_t ts;
+
+    if (meta_snap_header_ts_of(p, len, &ts) < 0)
+        return -1;
+    info->last_ts = ts;
+    it = log_batch_iter_new(p, (size_t)log_batch_total_size(p, len));
+    if (!it)
+        return -1;
+    if (log_batch_iter_next(it, &rec) == 1) /* the header */
+        while (log_batch_iter_next(it, &rec) == 1)
+            if (info->on_ctl && rec.value_len >= 0)
+                info->on_ctl(info->arg, ms_ctl_type(&rec), rec.value, (size_t)rec.value_len);
+    log_batch_iter_free(it);
+    return 0;
+}

@@ -93,6 +93,9 @@ int meta_snap_parse(const uint8_t *p, size_t len, meta_image_t *img, meta_snap_i
  * snapshot's bytes p[0..len). Returns 0, or -1 when it is not a valid
  * header batch. */
 int meta_snap_header_ts_of(const uint8_t *p, size_t len, int64_t *ts);
+/* The same, and the control records after the header (KRaftVersion and
+ * Voters) to info->on_ctl, info->last_ts set. Returns 0, or -1. */
+int meta_snap_header_ctl_of(const uint8_t *p, size_t len, meta_snap_info_t *info);
 
 /* ---- files ---- */
 
@@ -126,11 +129,18 @@ int meta_snap_load(const char *dir, meta_snap_id_t id, meta_image_t *img,
  * (reads only its first batch: the age Kafka's retention goes by).
  * Returns 0, or -1 with errno (EBADMSG: no valid header). */
 int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts);
+/* The control records of snapshot id's header batch to info->on_ctl (the
+ * voters of a dynamic quorum), reading only that batch. Returns 0, or -1
+ * with errno (EBADMSG: no valid header). */
+int meta_snap_header_ctl(const char *dir, meta_snap_id_t id, meta_snap_info_t *info);
 
 /* Start-up: removes the `.checkpoint.part` files a crash left, then loads
  * the latest snapshot that parses, among those with an end offset within
  * [min_end, max_end] (the log must hold what follows it), into img
- * (empty); snapshots that do not parse are logged and removed. Returns 1
+ * (empty); snapshots that do not parse are logged and removed. Id 0-0 is
+ * passed over: it is the bootstrap checkpoint `strand format` writes
+ * (read by src/broker/broker_boot.c), as Kafka's loader passes over it.
+ * Returns 1
  * with *id, 0 when none qualifies (img untouched), -1 with errno. */
 int meta_snap_recover(const char *dir, int64_t min_end, int64_t max_end, meta_image_t *img,
                       meta_snap_id_t *id, meta_snap_info_t *info);

@@ -219,7 +219,9 @@ int meta_snap_load(const char *dir, meta_snap_id_t id, meta_image_t *img,
     return rc;
 }
 
-int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts)
+/* The first batch of snapshot id into *p (owned by the caller), its size
+ * in *size. Returns 0 or -1. */
+static int ms_first_batch(const char *dir, meta_snap_id_t id, uint8_t **p, size_t *size)
 {
     meta_snap_reader_t rd;
     uint8_t head[12];
@@ -231,13 +233,39 @@ int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts)
     if (meta_snap_reader_read(&rd, 0, head, sizeof(head)) == (ssize_t)sizeof(head)) {
         uint32_t blen = (uint32_t)head[8] << 24 | (uint32_t)head[9] << 16 |
                         (uint32_t)head[10] << 8 | head[11];
-        size_t size = 12 + (size_t)(blen < (1u << 20) ? blen : 0);
-        uint8_t *p = xmalloc(size);
-        if (meta_snap_reader_read(&rd, 0, p, size) == (ssize_t)size)
-            rc = meta_snap_header_ts_of(p, size, ts);
-        free(p);
+        *size = 12 + (size_t)(blen < (1u << 20) ? blen : 0);
+        *p = xmalloc(*size);
+        rc = meta_snap_reader_read(&rd, 0, *p, *size) == (ssize_t)*size ? 0 : -1;
+        if (rc < 0)
+            free(*p);
     }
     meta_snap_reader_close(&rd);
+    return rc;
+}
+
+int meta_snap_header_ts(const char *dir, meta_snap_id_t id, int64_t *ts)
+{
+    uint8_t *p;
+    size_t size;
+    int rc = -1;
+    if (ms_first_batch(dir, id, &p, &size) == 0) {
+        rc = meta_snap_header_ts_of(p, size, ts);
+        free(p);
+    }
+    if (rc < 0)
+        errno = EBADMSG;
+    return rc;
+}
+
+int meta_snap_header_ctl(const char *dir, meta_snap_id_t id, meta_snap_info_t *info)
+{
+    uint8_t *p;
+    size_t size;
+    int rc = -1;
+    if (ms_first_batch(dir, id, &p, &size) == 0) {
+        rc = meta_snap_header_ctl_of(p, size, info);
+        free(p);
+    }
     if (rc < 0)
         errno = EBADMSG;
     return rc;
@@ -288,6 +316,8 @@ int meta_snap_recover(const char *dir, int64_t min_end, int64_t max_end, meta_im
     for (int i = n - 1; i >= 0 && !found; i--) {
         if (ids[i].end_offset < min_end || ids[i].end_offset > max_end)
             continue;
+        if (ids[i].end_offset == 0 && ids[i].epoch == 0)
+            continue; /* format's bootstrap checkpoint (broker_boot.h), not an image */
         if (ms_try(dir, ids[i], img, info)) {
             *id = ids[i];
             found = 1;

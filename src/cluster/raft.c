@@ -172,7 +172,9 @@ void raft_observe(raft_t *raft, int32_t epoch, int32_t leader, int64_t now_ms)
 
 static int check_config(const raft_config_t *cfg)
 {
-    if (cfg->nvoters <= 0 || cfg->nvoters > RAFT_MAX_VOTERS || cfg->election_timeout_ms <= 0 ||
+    /* no voters known: an observer of a dynamic quorum before it has
+     * fetched the voter set (it never stands) */
+    if (cfg->nvoters < 0 || cfg->nvoters > RAFT_MAX_VOTERS || cfg->election_timeout_ms <= 0 ||
         cfg->fetch_timeout_ms <= 0 || cfg->request_timeout_ms <= 0)
         return -1;
     return 0;
@@ -241,6 +243,11 @@ raft_t *raft_new(const raft_config_t *cfg, const raft_disk_t *disk,
     raft->state_durable = raft->state_seq = 0;
     initial_role(raft, now_ms);
     return raft;
+}
+
+void raft_set_epoch_extra(raft_t *raft, int32_t n)
+{
+    raft->cfg.epoch_extra = n > 0 ? n : 0;
 }
 
 void raft_free(raft_t *raft)

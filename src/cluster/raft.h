@@ -98,6 +98,14 @@ typedef struct raft_msg_s {
     const raft_batch_t *batches; /* records the driver received; the core
                                     reads them in the call only */
     int nbatches;
+    /* A Fetch response's NodeEndpoints entry of its leader (the driver's:
+     * where an observer of a dynamic quorum reaches it), or NULL */
+    const char *leader_host;
+    int32_t leader_host_len;
+    int32_t leader_port;
+    /* Fetch request: the fetcher's directory id (ReplicaDirectoryId, zero
+     * when not sent), which the leader keeps for DescribeQuorum */
+    uint8_t dir_id[16];
 } raft_msg_t;
 
 enum raft_out_kind {
@@ -140,6 +148,11 @@ typedef struct raft_config_s {
     int32_t election_backoff_max_ms; /* controller.quorum.election.backoff.max.ms */
     int32_t request_timeout_ms;      /* controller.quorum.request.timeout.ms */
     int32_t fetch_max_wait_ms;       /* a follower's long poll */
+    /* Control records the leader's epoch-first batch carries after its
+     * LeaderChangeMessage: on a dynamic quorum whose voter set is only
+     * the bootstrap checkpoint's, 2 (KRaftVersion and Voters, which the
+     * driver writes there); else 0. raft_set_epoch_extra changes it. */
+    int32_t epoch_extra;
 } raft_config_t;
 
 /* What the node found on disk at start-up. */
@@ -203,6 +216,13 @@ void raft_snapshot_served(raft_t *raft, int32_t id, int64_t now_ms);
  * not pass the high watermark. */
 void raft_log_start_moved(raft_t *raft, int64_t offset, int32_t epoch);
 
+/* The voter set in force is ids[0..n) from now on (a dynamic quorum's
+ * VotersRecord: on the leader once appended, elsewhere once committed). */
+void raft_set_voters(raft_t *raft, const int32_t *ids, int n, int64_t now_ms);
+/* From now on the leader's epoch-first batch carries n control records
+ * after the LeaderChangeMessage (raft_config_t.epoch_extra). */
+void raft_set_epoch_extra(raft_t *raft, int32_t n);
+
 /* The next output, in order: 1 with *out filled, or 0 when none is
  * ready (messages that need a quorum-state write wait for it). APPEND
  * of received batches must be taken in the raft_recv call's wake. */
@@ -227,6 +247,9 @@ int raft_is_voter(const raft_t *raft, int32_t id);
  * not the leader or the replica is unknown. */
 int raft_replica_state(const raft_t *raft, int32_t id, int64_t *end, int64_t *last_fetch_ms,
                        int64_t *caught_up_ms);
+/* On the leader: the directory id a replica last fetched with (zero when
+ * unknown or not sent). Returns 0, or -1 when not the leader or unknown. */
+int raft_replica_dir(const raft_t *raft, int32_t id, uint8_t out[16]);
 const char *raft_role_name(int role);
 /* The voters that elected this leader (its LeaderChangeMessage). */
 int raft_granting_voters(const raft_t *raft, int32_t *ids, int cap);

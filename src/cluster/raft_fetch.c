@@ -43,10 +43,10 @@ void raft_leader_start(raft_t *raft, int64_t now_ms)
     raft_out_t *out = raft_out_push(raft, RAFT_OUT_APPEND);
     out->append_base = raft->end;
     out->append_epoch = raft->epoch;
-    out->append_n = 1;
+    out->append_n = 1 + raft->cfg.epoch_extra;
     out->control = 1;
     raft_epoch_append(raft, raft->epoch, raft->end);
-    raft->end++;
+    raft->end += out->append_n;
     raft->begin_resend_at = now_ms;
     raft->check_quorum_at = now_ms + raft->cfg.fetch_timeout_ms * 3 / 2;
     raft_leader_tick(raft, now_ms);
@@ -157,6 +157,7 @@ static void track(raft_t *raft, raft_peer_t *p, const raft_msg_t *req, int64_t n
 {
     p->end = req->fetch_offset;
     p->last_fetch_ms = now_ms;
+    memcpy(p->dir_id, req->dir_id, sizeof(p->dir_id));
     if (req->fetch_offset >= raft->end)
         p->caught_up_ms = now_ms;
 }
@@ -433,4 +434,17 @@ int raft_replicas(const raft_t *raft, int32_t *ids, int *voter, int cap)
         voter[n++] = raft->peers[i].voter;
     }
     return n;
+}
+
+int raft_replica_dir(const raft_t *raft, int32_t id, uint8_t out[16])
+{
+    if (raft->role != RAFT_LEADER)
+        return -1;
+    for (int i = 0; i < raft->npeers; i++) {
+        if (raft->peers[i].id == id) {
+            memcpy(out, raft->peers[i].dir_id, 16);
+            return 0;
+        }
+    }
+    return -1;
 }

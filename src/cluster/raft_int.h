@@ -12,6 +12,7 @@ typedef struct raft_peer_s {
     int64_t end;           /* its last fetch offset, or -1 */
     int64_t last_fetch_ms; /* -1: not in this epoch */
     int64_t caught_up_ms;  /* when it last fetched at our end, or -1 */
+    uint8_t dir_id[16];    /* the directory id of its last fetch */
     int parked;            /* a fetch waits in park */
     raft_msg_t park;       /* that fetch */
     int64_t park_deadline;

@@ -28,6 +28,10 @@ raft_net_t *raft_net_new(net_loop_t *loop, const raft_net_peer_t *peers, int n,
 /* Calls back every request still pending with no answer, then frees:
  * call before raft_node_free of the node using it. */
 void raft_net_free(raft_net_t *net);
+/* Node id is reached at host:port from now on (a new peer, or one that
+ * moved: its connection is replaced). The transport's learn does this for
+ * a leader's endpoint a Fetch response named. */
+void raft_net_set_peer(raft_net_t *net, int32_t id, const char *host, int port);
 /* The seam for raft_node_new. */
 raft_transport_t raft_net_transport(raft_net_t *net);
 

@@ -121,6 +121,9 @@ static void rn_answer(void *arg, const uint8_t *body, size_t len)
             lg_warn("metadata quorum: malformed answer from node %d", call->req.dst);
             rn_no_answer(node, call);
         } else {
+            if (msg.leader_host && node->tr.learn)
+                node->tr.learn(node->tr.ctx, msg.leader_id, msg.leader_host, msg.leader_host_len,
+                               msg.leader_port);
             raft_recv(node->raft, &msg, rn_now());
             rn_drain(node); /* takes the batches before they go */
         }
@@ -408,4 +411,39 @@ void raft_node_resign(raft_node_t *node)
 raft_t *raft_node_core(raft_node_t *node)
 {
     return node->raft;
+}
+
+int64_t raft_node_propose_control(raft_node_t *node, int16_t type, const uint8_t *value,
+                                  size_t len)
+{
+    uint8_t key[4] = {0, 0, (uint8_t)((uint16_t)type >> 8), (uint8_t)type};
+    log_record_t rec;
+    log_batch_build_t opt;
+    buf_t b;
+
+    if (raft_role(node->raft) != RAFT_LEADER)
+        return -1;
+    memset(&rec, 0, sizeof(rec));
+    rec.timestamp = rn_now();
+    rec.key = key;
+    rec.key_len = 4;
+    rec.value = value;
+    rec.value_len = (int32_t)len;
+    log_batch_build_init(&opt);
+    opt.attributes = LOG_BATCH_ATTR_CONTROL;
+    buf_init(&b);
+    log_batch_build(&b, &opt, &rec, 1);
+    node->proposal = b.p;
+    node->proposal_len = b.len;
+    int64_t base = raft_propose(node->raft, 1, rn_now());
+    rn_drain(node);
+    node->proposal = NULL;
+    buf_free(&b);
+    return base;
+}
+
+void raft_node_set_voters(raft_node_t *node, const int32_t *ids, int n)
+{
+    raft_set_voters(node->raft, ids, n, rn_now());
+    rn_drain(node);
 }

@@ -45,6 +45,9 @@ typedef struct raft_transport_s {
      * once, later, never inside send. */
     void (*send)(void *ctx, int32_t node_id, int16_t api_key, int16_t version, buf_t *body,
                  raft_resp_fn *cb, void *arg);
+    /* Optional: node_id is reached at host[0..host_len):port (a leader's
+     * endpoint a Fetch response named). */
+    void (*learn)(void *ctx, int32_t node_id, const char *host, int32_t host_len, int32_t port);
 } raft_transport_t;
 
 /* The answer to a request that came in: a response body at the request's
@@ -75,6 +78,15 @@ typedef struct raft_node_config_s {
     int32_t bootstrap[RAFT_MAX_VOTERS];
     int nbootstrap;
     uint64_t seed;              /* election timeouts' randomness */
+    /* A dynamic quorum (kraft.version 1): the quorum-state is written at
+     * data_version 1. epoch_ctl[0..nepoch_ctl): the KRaftVersion and
+     * Voters records (raft_voters.h) a leader writes after its
+     * LeaderChangeMessage while the voter set is only the bootstrap
+     * checkpoint's (raft.epoch_extra is nepoch_ctl); values borrowed,
+     * outliving the node. Once written, no later epoch repeats them. */
+    int kraft_version;
+    meta_snap_ctl_t epoch_ctl[2];
+    int nepoch_ctl;
 } raft_node_config_t;
 
 /* A node over log (the metadata log, owned by the caller, outliving the
@@ -105,6 +117,13 @@ void raft_node_cancel(raft_node_t *node, void *reply_arg);
  * passes it), or -1 when this node is not the leader or the batch cannot
  * be built. */
 int64_t raft_node_propose(raft_node_t *node, const meta_rec_t *recs, int n);
+/* On the leader: one control record (a VotersRecord of a voter change)
+ * as a control batch at the current epoch. Returns its offset, or -1
+ * when this node is not the leader. */
+int64_t raft_node_propose_control(raft_node_t *node, int16_t type, const uint8_t *value,
+                                  size_t len);
+/* The voter set in force changed (raft_set_voters). */
+void raft_node_set_voters(raft_node_t *node, const int32_t *ids, int n);
 /* Committed batches from offset on (whole, up to max_bytes, at least
  * one) appended to out. Returns 0 or a Kafka error code. */
 int16_t raft_node_read(raft_node_t *node, int64_t offset, int32_t max_bytes, buf_t *out);

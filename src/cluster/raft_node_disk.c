@@ -178,7 +178,7 @@ void rn_disk_persist(raft_node_t *node, const raft_out_t *out)
 {
     raft_qstate_t *st = &node->state_want;
     const int32_t *ids;
-    raft_qstate_init(st, 0);
+    raft_qstate_init(st, node->cfg.kraft_version > 0 ? 1 : 0);
     st->epoch = out->epoch;
     st->leader_id = out->leader_id;
     st->voted_id = out->voted_id;
@@ -247,9 +247,11 @@ static void rn_leader_change(raft_node_t *node, buf_t *out)
     int32_t ids[RAFT_MAX_VOTERS];
     const int32_t *all;
     uint8_t key[4] = {0, 0, 0, 2}; /* control record key: version 0, type 2 */
+    uint8_t keys[2][4] = {{0}};
     buf_t val;
-    log_record_t rec;
+    log_record_t rec[3];
     log_batch_build_t opt;
+    int n = 1;
 
     memset(&m, 0, sizeof(m));
     m.leader_id = node->cfg.raft.node_id;
@@ -265,15 +267,28 @@ static void rn_leader_change(raft_node_t *node, buf_t *out)
     m.granting_voters.v = granting;
     buf_init(&val);
     proto_rec_encode(proto_rec_find(PROTO_REC_KIND_CONTROL, 2), &m, 0, &val);
-    memset(&rec, 0, sizeof(rec));
-    rec.timestamp = rn_now();
-    rec.key = key;
-    rec.key_len = 4;
-    rec.value = val.p;
-    rec.value_len = (int32_t)val.len;
+    memset(rec, 0, sizeof(rec));
+    rec[0].timestamp = rn_now();
+    rec[0].key = key;
+    rec[0].key_len = 4;
+    rec[0].value = val.p;
+    rec[0].value_len = (int32_t)val.len;
+    /* a dynamic quorum's first epoch: its voter set into the log */
+    for (int i = 0; i < node->cfg.nepoch_ctl; i++, n++) {
+        const meta_snap_ctl_t *c = &node->cfg.epoch_ctl[i];
+        keys[i][3] = (uint8_t)c->type;
+        rec[n].offset = n;
+        rec[n].timestamp = rec[0].timestamp;
+        rec[n].key = keys[i];
+        rec[n].key_len = 4;
+        rec[n].value = c->value;
+        rec[n].value_len = (int32_t)c->len;
+    }
+    node->cfg.nepoch_ctl = 0;
+    raft_set_epoch_extra(node->raft, 0);
     log_batch_build_init(&opt);
     opt.attributes = LOG_BATCH_ATTR_CONTROL;
-    log_batch_build(out, &opt, &rec, 1);
+    log_batch_build(out, &opt, rec, n);
     buf_free(&val);
 }
 

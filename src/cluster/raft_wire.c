@@ -378,15 +378,17 @@ static int fetch_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
     m->last_fetched_epoch = p->last_fetched_epoch;
     m->max_wait_ms = r.max_wait_ms;
     m->hw = p->high_watermark; /* INT64_MAX before v18 */
+    memcpy(m->dir_id, p->replica_directory_id.b, 16);
     return 0;
 }
 
-static void fetch_resp(const raft_msg_t *m, int16_t v, const uint8_t *rec, size_t rec_len,
-                       buf_t *out)
+static void fetch_resp(const raft_wire_t *w, const raft_msg_t *m, int16_t v, const uint8_t *rec,
+                       size_t rec_len, buf_t *out)
 {
     proto_fetch_resp_t r;
     proto_fetch_resp_fetchable_topic_response_t t;
     proto_fetch_resp_partition_data_t p;
+    proto_fetch_resp_node_endpoint_t ep;
     proto_fetch_resp_init(&r);
     proto_fetch_resp_fetchable_topic_response_init(&t);
     proto_fetch_resp_partition_data_init(&p);
@@ -413,6 +415,16 @@ static void fetch_resp(const raft_msg_t *m, int16_t v, const uint8_t *rec, size_
     t.partitions.v = &p;
     r.responses.n = 1;
     r.responses.v = &t;
+    if (m->leader_id == w->node_id && w->host) {
+        /* where the fetcher reaches the leader, as KRaft's NodeEndpoints */
+        memset(&ep, 0, sizeof(ep));
+        ep.node_id = w->node_id;
+        ep.host = (proto_str_t){w->host, (int32_t)strlen(w->host)};
+        ep.port = w->port;
+        ep.rack = PROTO_STR_NULL;
+        r.node_endpoints.n = 1;
+        r.node_endpoints.v = &ep;
+    }
     proto_fetch_resp_encode(&r, v, out);
 }
 
@@ -438,6 +450,14 @@ static int fetch_resp_decode(int16_t v, const uint8_t *b, size_t len, arena_t *a
     m->div_end = p->diverging_epoch.end_offset;
     m->snap_end = p->snapshot_id.end_offset;
     m->snap_epoch = p->snapshot_id.epoch;
+    for (int i = 0; i < r.node_endpoints.n; i++) {
+        const proto_fetch_resp_node_endpoint_t *ep = &r.node_endpoints.v[i];
+        if (ep->node_id != m->leader_id || ep->host.len <= 0)
+            continue;
+        m->leader_host = ep->host.p;
+        m->leader_host_len = ep->host.len;
+        m->leader_port = ep->port;
+    }
     *rec = p->records.len > 0 ? p->records.p : NULL;
     *rec_len = p->records.len > 0 ? (size_t)p->records.len : 0;
     return 0;
@@ -503,7 +523,7 @@ void raft_wire_encode_resp(const raft_wire_t *w, const raft_msg_t *msg, int16_t 
         QUORUM_RESP(end_quorum_epoch, msg, version, out);
         break;
     default:
-        fetch_resp(msg, version, records, rec_len, out);
+        fetch_resp(w, msg, version, records, rec_len, out);
         break;
     }
 }

@@ -150,6 +150,52 @@ static const char *meta_get(const char *dir, const char *key)
     return val;
 }
 
+/* How often the bytes pat[0..n) occur in the file at path (-1: no file). */
+static int file_count(const char *path, const void *pat, size_t n, struct stat *st)
+{
+    static uint8_t buf[65536];
+    FILE *f = fopen(path, "rb");
+    size_t len;
+    int count = 0;
+
+    if (!f)
+        return -1;
+    len = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    TL_ASSERT(stat(path, st) == 0, "%s: %s", path, strerror(errno));
+    for (size_t i = 0; i + n <= len; i++)
+        count += !memcmp(buf + i, pat, n);
+    return count;
+}
+
+/* The bootstrap checkpoint format leaves in a controller's metadata dir
+ * (-1 voters: none expected there at all, a broker's dir): read-only, a
+ * KRaftVersionRecord (its record key, after the key's length) on a
+ * dynamic quorum, one endpoint named CONTROLLER per initial voter in its
+ * VotersRecord. */
+static void check_boot(const char *dir, int kraft, int voters)
+{
+    const char *path = S("%s/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint",
+                         dir);
+    static const uint8_t kv_key[] = {0x08, 0x00, 0x00, 0x00, 0x05};
+    static const uint8_t voters_key[] = {0x08, 0x00, 0x00, 0x00, 0x06};
+    struct stat st;
+    int n = file_count(path, kv_key, sizeof(kv_key), &st);
+
+    if (voters < 0) {
+        TL_ASSERT(n < 0, "%s: a broker's dir has a bootstrap checkpoint", dir);
+        return;
+    }
+    TL_ASSERT(n >= 0, "%s: no bootstrap checkpoint", path);
+    TL_ASSERT((st.st_mode & 0777) == 0400, "%s: mode %o, not 400", path,
+              (unsigned)(st.st_mode & 0777));
+    TL_ASSERT(n == kraft, "%s: %d KRaftVersionRecords, expected %d", path, n, kraft);
+    n = file_count(path, voters_key, sizeof(voters_key), &st);
+    TL_ASSERT(n == (voters > 0), "%s: %d VotersRecords", path, n);
+    n = file_count(path, "\x0b" "CONTROLLER", 11, &st);
+    TL_ASSERT(n == voters, "%s: %d voters' endpoints, expected %d", path, n, voters);
+}
+
 /* ---- the cases ---- */
 
 typedef struct fcase {
@@ -219,6 +265,7 @@ static void cases_standalone(void)
         run_case(&v[i]);
     check_meta(d1, 1, NULL);
     check_meta(path_of("c2"), 1, NULL);
+    check_boot(d1, 1, 1);
     const char *id1 = S("%s", meta_get(d1, "directory.id"));
     TL_ASSERT(strcmp(id1, meta_get(path_of("c2"), "directory.id")),
               "two dirs with one directory.id");
@@ -249,6 +296,7 @@ static void cases_static(void)
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
         run_case(&v[i]);
     check_meta(path_of("s1"), 1, NULL);
+    check_boot(path_of("s1"), 0, 0);
 }
 
 /* A controller-only node and a broker-only node of a dynamic quorum. */
@@ -259,6 +307,8 @@ static void cases_roles(void)
                                    S("CONTROLLER://127.0.0.1:%d", cport + 2), path_of("k1"));
     const char *brk = write_config("broker", "broker", 4, boot,
                                    S("PLAINTEXT://127.0.0.1:%d", cport + 3), path_of("b1"));
+    const char *ctl3 = write_config("observer", "controller", 3, boot,
+                                    S("CONTROLLER://127.0.0.1:%d", cport + 4), path_of("k3"));
     const char *two = "2@127.0.0.1:9094:" DIRID ",1@127.0.0.1:9093:" DIRID2;
     fcase v[] = {
         {"controller without a quorum option", {"format", "-t", CID, "-c", ctl}, 1,
@@ -282,6 +332,9 @@ static void cases_roles(void)
         {"broker --no-initial-controllers",
          {"format", "-t", CID, "-c", brk, "--no-initial-controllers"}, 0,
          S("Formatting metadata directory %s", path_of("b1"))},
+        {"controller --no-initial-controllers",
+         {"format", "-t", CID, "-c", ctl3, "--no-initial-controllers"}, 0,
+         S("Formatting metadata directory %s", path_of("k3"))},
         {"random-uuid with an argument", {"random-uuid", "x"}, 1, "unrecognized arguments"},
     };
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
@@ -289,6 +342,9 @@ static void cases_roles(void)
     /* the voter's directory id is its metadata dir's */
     check_meta(path_of("k1"), 2, DIRID);
     check_meta(path_of("b1"), 4, NULL);
+    check_boot(path_of("k1"), 1, 2);
+    check_boot(path_of("k3"), 1, 0);
+    check_boot(path_of("b1"), 0, -1);
 }
 
 static void case_random_uuid(void)

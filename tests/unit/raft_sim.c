@@ -11,6 +11,7 @@
 #include "tests/unit/raft_sim.h"
 
 #define CONTROL_VAL (1ULL << 63)
+#define VOTERS_VAL (1ULL << 62) /* | the set's bitmask of node ids */
 #define MAX_FETCH_ENTRIES 16
 
 typedef struct sim_ent_s {
@@ -51,6 +52,7 @@ typedef struct sim_node_s {
     /* a snapshot being fetched from fs_from (FetchSnapshot), done at fs_at */
     int64_t fs_at, fs_end;
     int32_t fs_epoch, fs_from;
+    uint32_t vset;             /* the voter set in force here (bit i: node i) */
 } sim_node_t;
 
 typedef struct sim_msg_s {
@@ -79,6 +81,7 @@ typedef struct sim_s {
     int32_t (*votes)[SIM_MAX_NODES + 1]; /* by epoch and voter: the candidate */
     int64_t nepochs;
     uint64_t next_val;
+    uint32_t proposing;        /* the voter set being proposed, or 0 */
 } sim_t;
 
 static uint64_t rnd(void *arg)
@@ -245,6 +248,46 @@ static void check_leader(sim_t *sim, sim_node_t *nd)
         }
 }
 
+/* ---- a dynamic quorum's voter set ---- */
+
+static int is_voters(uint64_t val)
+{
+    return (val & VOTERS_VAL) && !(val & CONTROL_VAL);
+}
+
+/* The set of the last voters entry of nd's log below end, or the
+ * initial set. */
+static uint32_t vset_below(const sim_t *sim, const sim_node_t *nd, int64_t end)
+{
+    for (int64_t off = (end < nd->len ? end : nd->len) - 1; off >= 0; off--)
+        if (is_voters(nd->log[off].val))
+            return (uint32_t)(nd->log[off].val & 0xffffffffu);
+    return ((1u << sim->o->nvoters) - 1) << 1;
+}
+
+static void vset_apply(sim_node_t *nd, uint32_t set, int64_t now)
+{
+    int32_t ids[RAFT_MAX_VOTERS];
+    int n = 0;
+
+    if (set == nd->vset)
+        return;
+    nd->vset = set;
+    for (int i = 1; i <= SIM_MAX_NODES; i++)
+        if (set & (1u << i))
+            ids[n++] = i;
+    raft_set_voters(nd->raft, ids, n, now);
+}
+
+/* A follower takes the committed set (a leader took its own when it
+ * appended it). */
+static void sim_voters_committed(sim_t *sim, sim_node_t *nd)
+{
+    if (!sim->o->reconf_every_ms || raft_role(nd->raft) == RAFT_LEADER)
+        return;
+    vset_apply(nd, vset_below(sim, nd, nd->applied), sim->now);
+}
+
 static void apply_to(sim_t *sim, sim_node_t *nd, int64_t hw)
 {
     int32_t epoch = raft_epoch(nd->raft);
@@ -266,9 +309,12 @@ static void apply_to(sim_t *sim, sim_node_t *nd, int64_t hw)
         sim->committed[off].ent = nd->log[off];
         sim->committed[off].epoch = epoch;
         sim->ncommitted = off + 1;
+        if (nd->log[off].val & VOTERS_VAL && !(nd->log[off].val & CONTROL_VAL))
+            sim->res->reconfs++;
     }
     if (hw > nd->applied)
         nd->applied = hw;
+    sim_voters_committed(sim, nd);
 }
 
 static void do_append(sim_t *sim, sim_node_t *nd, const raft_out_t *out)
@@ -279,7 +325,9 @@ static void do_append(sim_t *sim, sim_node_t *nd, const raft_out_t *out)
                  (long long)out->append_base, (long long)nd->len);
         for (int32_t i = 0; i < out->append_n; i++)
             log_push(nd, out->append_epoch,
-                     out->control ? CONTROL_VAL | (uint64_t)out->append_epoch : ++sim->next_val);
+                     out->control  ? CONTROL_VAL | (uint64_t)out->append_epoch
+                     : sim->proposing ? VOTERS_VAL | sim->proposing
+                                      : ++sim->next_val);
     } else {
         for (int i = 0; i < out->msg.nbatches; i++) {
             const raft_batch_t *b = &out->msg.batches[i];
@@ -307,6 +355,8 @@ static void do_truncate(sim_t *sim, sim_node_t *nd, int64_t offset)
         nd->len = offset;
     if (nd->durable > offset)
         nd->durable = offset;
+    if (sim->o->reconf_every_ms)
+        vset_apply(nd, vset_below(sim, nd, nd->applied), sim->now); /* a removed set */
 }
 
 static void drain(sim_t *sim, sim_node_t *nd);
@@ -502,6 +552,14 @@ static void start_node(sim_t *sim, sim_node_t *nd)
     }
     disk.epochs = epochs;
     raft_config_t cfg = node_config(sim, nd->id);
+    if (sim->o->reconf_every_ms) {
+        /* as broker_quorum.c at a start: the log's latest set */
+        nd->vset = vset_below(sim, nd, nd->len);
+        cfg.nvoters = 0;
+        for (int i = 1; i <= SIM_MAX_NODES; i++)
+            if (nd->vset & (1u << i))
+                cfg.voters[cfg.nvoters++] = i;
+    }
     nd->raft = raft_new(&cfg, &disk, rnd, &sim->rng, sim->now);
     if (!nd->raft)
         abort();
@@ -592,6 +650,33 @@ static void faults(sim_t *sim)
                 sim->cut[i][j] = !sim->cut[i][j];
 }
 
+/* The leader changes the set by one node, when its own epoch and the set
+ * in force are committed, adding only an observer caught up within the
+ * fetch timeout (the leader itself stays), as raft_reconf.c does. */
+static void reconf(sim_t *sim, sim_node_t *nd)
+{
+    int64_t hw = raft_hw(nd->raft), end, fetch, caught = -1;
+    uint32_t set = nd->vset;
+    int pick = (int)rnd_in(sim, 1, sim->n), nset = __builtin_popcount(set);
+
+    if (!(set & (1u << pick)) &&
+        (raft_replica_state(nd->raft, pick, &end, &fetch, &caught) < 0 || caught < 0 ||
+         sim->now - caught > 2000))
+        return;
+
+    if (hw <= raft_epoch_start(nd->raft) || vset_below(sim, nd, nd->len) != vset_below(sim, nd, hw))
+        return;
+    if (pick == nd->id || (!(set & (1u << pick)) && nset >= RAFT_MAX_VOTERS) ||
+        ((set & (1u << pick)) && nset <= 2))
+        return;
+    set ^= 1u << pick;
+    sim->proposing = set;
+    if (raft_propose(nd->raft, 1, sim->now) >= 0)
+        vset_apply(nd, set, sim->now);
+    drain(sim, nd);
+    sim->proposing = 0;
+}
+
 static void step(sim_t *sim, int chaos)
 {
     deliver(sim);
@@ -626,6 +711,11 @@ static void step(sim_t *sim, int chaos)
                 raft_propose(sim->nodes[i].raft, (int32_t)rnd_in(sim, 1, 3), sim->now);
                 drain(sim, &sim->nodes[i]);
             }
+    if (sim->o->reconf_every_ms > 0 && sim->now % sim->o->reconf_every_ms == 0)
+        for (int i = 1; i <= sim->n; i++)
+            if (sim->nodes[i].up && raft_role(sim->nodes[i].raft) == RAFT_LEADER &&
+                sim->nodes[i].paused_until <= sim->now)
+                reconf(sim, &sim->nodes[i]);
     if (chaos && sim->now % 100 == 0)
         faults(sim);
 }

@@ -29,6 +29,13 @@ typedef struct sim_opts_s {
     int propose_every_ms;
     int snap_pct;              /* per node per 100 ms: a snapshot of what it applied */
     int chaos_ms, calm_ms;     /* faults, then none: progress must come */
+    /* A dynamic quorum: every reconf_every_ms the leader adds a node to,
+     * or removes another from, the voter set (one change at a time, once
+     * the last has committed, as raft_reconf.c does), as an entry of the
+     * log; the set takes effect on the leader when appended and on the
+     * others when committed (or read from the log at a restart), as
+     * broker_quorum.c does. 0: the static set of nvoters. */
+    int reconf_every_ms;
     int verbose;
 } sim_opts_t;
 
@@ -41,6 +48,7 @@ typedef struct sim_result_s {
     int64_t crashes, msgs;
     int64_t snapshots, installs; /* taken, and fetched by a node behind */
     int64_t first_leader_ms;   /* when the first leader was elected */
+    int reconfs;               /* voter changes committed */
 } sim_result_t;
 
 void sim_opts_default(sim_opts_t *o);

@@ -65,14 +65,17 @@ static void test_three_voters(void)
     }
 }
 
-static int run_seeds(int nvoters, int nseeds, uint64_t base)
+static int run_seeds(int nvoters, int nseeds, uint64_t base, int reconf_ms)
 {
     sim_opts_t o;
     sim_result_t r;
-    int failed = 0;
+    int failed = 0, reconfs = 0;
     int64_t commits = 0, crashes = 0, elections = 0, snaps = 0, installs = 0;
     sim_opts_default(&o);
     o.nvoters = nvoters;
+    o.reconf_every_ms = reconf_ms;
+    if (reconf_ms)
+        o.nobservers = 2; /* room to grow the set */
     for (int i = 0; i < nseeds; i++) {
         uint64_t seed = base + (uint64_t)i;
         sim_run(seed, &o, &r);
@@ -81,16 +84,18 @@ static int run_seeds(int nvoters, int nseeds, uint64_t base)
         elections += r.elections;
         snaps += r.snapshots;
         installs += r.installs;
+        reconfs += r.reconfs;
         if (r.ok)
             continue;
         failed++;
-        printf("FAILED: %d voters, seed %llu (replay: RAFT_SIM_SEED=%llu RAFT_SIM_VOTERS=%d): %s\n",
-               nvoters, (unsigned long long)seed, (unsigned long long)seed, nvoters, r.why);
+        printf("FAILED: %d voters, seed %llu (replay: RAFT_SIM_SEED=%llu RAFT_SIM_VOTERS=%d "
+               "RAFT_SIM_RECONF_MS=%d): %s\n", nvoters, (unsigned long long)seed,
+               (unsigned long long)seed, nvoters, reconf_ms, r.why);
     }
-    printf("%d voters: %d seeds, %d failed; %lld commits, %lld crashes, %lld elections, "
-           "%lld snapshots, %lld installed\n",
-           nvoters, nseeds, failed, (long long)commits, (long long)crashes, (long long)elections,
-           (long long)snaps, (long long)installs);
+    printf("%d voters%s: %d seeds, %d failed; %lld commits, %lld crashes, %lld elections, "
+           "%lld snapshots, %lld installed, %d voter changes\n", nvoters,
+           reconf_ms ? " changing" : "", nseeds, failed, (long long)commits, (long long)crashes,
+           (long long)elections, (long long)snaps, (long long)installs, reconfs);
     /* the snapshot paths are run, not only compiled */
     if (nseeds >= 20 && installs == 0)
         failed++;
@@ -99,12 +104,20 @@ static int run_seeds(int nvoters, int nseeds, uint64_t base)
 
 static void test_seeds_3(void)
 {
-    CU_ASSERT_EQUAL(run_seeds(3, env_int("RAFT_SIM_SEEDS", 300), 1000), 0);
+    CU_ASSERT_EQUAL(run_seeds(3, env_int("RAFT_SIM_SEEDS", 300), 1000, 0), 0);
 }
 
 static void test_seeds_5(void)
 {
-    CU_ASSERT_EQUAL(run_seeds(5, env_int("RAFT_SIM_SEEDS", 300) / 2, 500000), 0);
+    CU_ASSERT_EQUAL(run_seeds(5, env_int("RAFT_SIM_SEEDS", 300) / 2, 500000, 0), 0);
+}
+
+/* A dynamic quorum: the voter set changes by one node every 700 ms of
+ * the run, under the same faults; the same checks hold (one leader per
+ * epoch, committed entries kept) and the quorum progresses in the calm. */
+static void test_seeds_reconf(void)
+{
+    CU_ASSERT_EQUAL(run_seeds(3, env_int("RAFT_SIM_SEEDS", 300) / 5, 900000, 700), 0);
 }
 
 static int replay(uint64_t seed)
@@ -113,6 +126,9 @@ static int replay(uint64_t seed)
     sim_result_t r;
     sim_opts_default(&o);
     o.nvoters = env_int("RAFT_SIM_VOTERS", 3);
+    o.reconf_every_ms = env_int("RAFT_SIM_RECONF_MS", 0);
+    if (o.reconf_every_ms)
+        o.nobservers = 2;
     o.verbose = 1;
     sim_run(seed, &o, &r);
     printf("seed %llu: %s; %lld committed, %d elections, %lld crashes\n",
@@ -134,5 +150,6 @@ int main(void)
     CU_add_test(s, "three voters, no faults", test_three_voters);
     CU_add_test(s, "seeded faults, 3 voters", test_seeds_3);
     CU_add_test(s, "seeded faults, 5 voters", test_seeds_5);
+    CU_add_test(s, "seeded faults, a changing voter set", test_seeds_reconf);
     return unit_run();
 }

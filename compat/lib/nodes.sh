@@ -1,0 +1,91 @@
+# compat/lib/nodes.sh: sourced by the compat scripts that run nodes of their
+# own (quorum-java.sh, quorum-dynamic-java.sh, cluster-java.sh): each node I
+# on 127.0.0.1:${PORT[I]} (its first listener) with its dir $WORK/node-I, a
+# strand process (STRAND_BIN) or, with KAFKA_REF set, an Apache Kafka 4.4
+# node through scripts/kafka-ref.sh (REF). The script sets NODES (the ids)
+# and ID (the cluster id), and defines
+#   node_props I          the node's server.properties keys, one a line;
+#   node_format_args I    (optional) more options of its format;
+#   node_kafka_props I    (optional) more keys for a Kafka node.
+# No node is left running at exit (at_exit, run by java_tool_exit).
+
+at_exit()
+{
+    local i
+    for i in $NODES; do
+        if [ -n "$KAFKA_REF" ]; then
+            "$REF" kill "$WORK/node-$i" >/dev/null 2>&1
+        elif [ -n "${PID[$i]:-}" ]; then
+            kill -KILL "${PID[$i]}" 2>/dev/null
+        fi
+    done
+}
+
+# free_port: a loopback port nothing listens on, below the ephemeral range
+# (32768+), not one already taken here.
+free_port()
+{
+    local p i
+    for i in $(seq 1 200); do
+        p=$((20000 + RANDOM % 12000))
+        [[ " ${PORT[*]:-} " == *" $p "* ]] && continue
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+    done
+    fail "no free port"
+}
+
+nodes_format_args() { if declare -F node_format_args >/dev/null; then node_format_args "$1"; fi; }
+
+# start_node I: formats node I (first start) and starts it, not waiting.
+start_node()
+{
+    local i=$1 dir=$WORK/node-$1 kv fmt
+    mkdir -p "$dir"
+    fmt=$(nodes_format_args "$i")
+    if [ -n "$KAFKA_REF" ]; then
+        mapfile -t kv < <(node_props "$i"; if declare -F node_kafka_props >/dev/null; then node_kafka_props "$i"; fi)
+        KAFKA_REF_CLUSTER_ID=$ID KAFKA_REF_FORMAT_ARGS=$fmt \
+            "$REF" start "${PORT[$i]}" "$dir" "${kv[@]}" > "$dir/kafka-ref.log" 2>&1 &
+        PID[$i]=$!
+        return
+    fi
+    node_props "$i" | grep -v '^controller.quorum.voters=$' > "$dir/server.properties"
+    # shellcheck disable=SC2086 # the format options are words
+    [ -f "$dir/data/meta.properties" ] ||
+        "$STRAND_BIN" format --cluster-id="$ID" -c "$dir/server.properties" $fmt > "$dir/node.log" 2>&1 ||
+        { cat "$dir/node.log" >&2; fail "strand format of node $i"; }
+    "$STRAND_BIN" "$dir/server.properties" >> "$dir/node.log" 2>&1 &
+    PID[$i]=$!
+}
+
+# wait_started I...: each node listens (Kafka: kafka-ref.sh start returned 0).
+wait_started()
+{
+    local i t
+    for i in "$@"; do
+        if [ -n "$KAFKA_REF" ]; then
+            wait "${PID[$i]}" || { tail -n 20 "$WORK/node-$i/kafka-ref.log" >&2; fail "node $i did not start"; }
+            continue
+        fi
+        for t in $(seq 1 100); do
+            (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$i]}") 2>/dev/null && break
+            kill -0 "${PID[$i]}" 2>/dev/null || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited"; }
+            sleep 0.1
+        done
+    done
+}
+
+# stop_node I: SIGTERM, and it must exit 0.
+stop_node()
+{
+    local i=$1 rc
+    if [ -n "$KAFKA_REF" ]; then
+        "$REF" stop "$WORK/node-$i" || fail "stop of node $i"
+        return
+    fi
+    kill -TERM "${PID[$i]}"
+    wait "${PID[$i]}"
+    rc=$?
+    PID[$i]=
+    [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited $rc on SIGTERM"; }
+}
