@@ -239,6 +239,17 @@ static char *bcfg_trim(char *s)
     return s;
 }
 
+const bcfg_listener_t *broker_config_controller_listener(const broker_config_t *cfg)
+{
+    for (int i = 0; i < cfg->nadvertised; i++)
+        if (cfg->advertised[i].controller)
+            return &cfg->advertised[i];
+    for (int i = 0; i < cfg->nlisteners; i++)
+        if (cfg->listeners[i].controller)
+            return &cfg->listeners[i];
+    return NULL;
+}
+
 void broker_config_free_listeners(bcfg_listener_t *l, int n)
 {
     for (int i = 0; i < n; i++) {

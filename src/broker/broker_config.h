@@ -26,6 +26,9 @@ int broker_config_check(broker_config_t *cfg, const props_t *props, char *err, s
  * a node that is its own quorum, or a controller-only voter of a static
  * quorum. */
 int broker_config_check_shape(const broker_config_t *cfg);
+/* The first controller listener, advertised where it is (where the other
+ * nodes reach this one, as Kafka's --standalone takes it), or NULL. */
+const bcfg_listener_t *broker_config_controller_listener(const broker_config_t *cfg);
 /* Whether node id is one of controller.quorum.voters. */
 bool broker_config_is_voter(const broker_config_t *cfg, int32_t id);
 /* Logs, once, every key of the file that Strand does not act on. */

@@ -210,23 +210,10 @@ static int fmt_voter_item(const char *item, size_t len, void *arg)
     return 0;
 }
 
-/* The first controller listener, advertised where it is (as Kafka's
- * --standalone takes it). */
-static const bcfg_listener_t *fmt_controller_listener(const broker_config_t *cfg)
-{
-    for (int i = 0; i < cfg->nadvertised; i++)
-        if (cfg->advertised[i].controller)
-            return &cfg->advertised[i];
-    for (int i = 0; i < cfg->nlisteners; i++)
-        if (cfg->listeners[i].controller)
-            return &cfg->listeners[i];
-    return NULL;
-}
-
 /* --standalone: this node the one initial voter, a new directory id. */
 static int fmt_standalone(fmt_t *f)
 {
-    const bcfg_listener_t *l = fmt_controller_listener(&f->cfg);
+    const bcfg_listener_t *l = broker_config_controller_listener(&f->cfg);
     broker_boot_voter_t *v = xcalloc(1, sizeof(*v));
 
     f->boot.voters = v;

@@ -46,18 +46,6 @@ static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)
     rc->fetch_max_wait_ms = 500; /* KRaft's fetch.max.wait of the quorum */
 }
 
-/* This node's controller listener, advertised where it is. */
-static const bcfg_listener_t *broker_quorum_listener(const broker_config_t *cfg)
-{
-    for (int i = 0; i < cfg->nadvertised; i++)
-        if (cfg->advertised[i].controller)
-            return &cfg->advertised[i];
-    for (int i = 0; i < cfg->nlisteners; i++)
-        if (cfg->listeners[i].controller)
-            return &cfg->listeners[i];
-    return NULL;
-}
-
 /* The voters in force as peers of the transport (their endpoints). */
 static void broker_quorum_peers(broker_t *b)
 {
@@ -139,7 +127,7 @@ static void broker_quorum_update_self(broker_t *b, int64_t now)
     raft_t *raft = raft_node_core(b->node.raft);
     const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
     const raft_voter_t *me = e ? raft_voters_find(&e->set, b->node.cfg.node_id) : NULL;
-    const bcfg_listener_t *l = broker_quorum_listener(&b->node.cfg);
+    const bcfg_listener_t *l = broker_config_controller_listener(&b->node.cfg);
     const char *names = b->node.cfg.controller_listener_names;
     size_t nlen = names ? strcspn(names, ",") : 0;
 
@@ -284,7 +272,7 @@ static void broker_quorum_wire(broker_t *b, raft_wire_t *w)
 {
     const broker_config_t *cfg = &b->node.cfg;
     const bcfg_voter_t *self = broker_quorum_self(cfg);
-    const bcfg_listener_t *l = broker_quorum_listener(cfg);
+    const bcfg_listener_t *l = broker_config_controller_listener(cfg);
     static char listener[128];
     const char *names = cfg->controller_listener_names ? cfg->controller_listener_names : "";
     size_t n = strcspn(names, ",");
