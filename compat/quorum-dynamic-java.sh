@@ -244,7 +244,16 @@ expect rm3b 1 "VoterNotFoundException: Cannot remove voter ReplicaKey\(id=3, dir
 echo "remove-controller 3: voters 1 and 2, node 3 an observer; again: VOTER_NOT_FOUND: ok"
 
 # ---- the latest snapshot holds the voters after its header ----
-SNAP=$(ls "$WORK/node-1/data/__cluster_metadata-0/"*.checkpoint 2>/dev/null | grep -v '/00000000000000000000-0000000000\.checkpoint$' | sort | tail -n 1)
+# The node keeps taking snapshots and cleaning older ones (retention 1 byte),
+# so the one listed may be gone before the tool opens it: copy it under its
+# own name first, and list again when the copy loses that race.
+mkdir -p "$WORK/snapcopy"
+SNAP=
+for try in 1 2 3 4 5; do
+    S=$(ls "$WORK/node-1/data/__cluster_metadata-0/"*.checkpoint 2>/dev/null | grep -v '/00000000000000000000-0000000000\.checkpoint$' | sort | tail -n 1)
+    [ -n "$S" ] || break
+    cp "$S" "$WORK/snapcopy/" 2>/dev/null && { SNAP="$WORK/snapcopy/$(basename "$S")"; break; }
+done
 [ -n "$SNAP" ] || fail "node 1 took no snapshot"
 java_run snapdump org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder --files "$SNAP"
 expect snapdump 0 "SnapshotHeader" "KRaftVersion \{\"version\":0,\"kRaftVersion\":1\}" "KRaftVoters \{\"version\":0,\"voters\":\[\{\"voterId\":1," "SnapshotFooter"
