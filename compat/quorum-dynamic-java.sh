@@ -163,7 +163,8 @@ expect dump 0 "^baseOffset: 0 lastOffset: 2 count: 3 .*isControl: true" \
     "offset: 0 .*LeaderChange: \{\"version\":0,\"leaderId\":1,\"voters\":\[\{\"voterId\":1\}\],\"grantingVoters\":\[\{\"voterId\":1\}\]\}" \
     "offset: 1 .*KRaftVersion \{\"version\":0,\"kRaftVersion\":1\}" \
     "offset: 2 .*KRaftVoters \{\"version\":0,\"voters\":\[\{\"voterId\":1,\"voterDirectoryId\":\"$D1\",\"endpoints\":\[\{\"name\":\"CONTROLLER\",\"host\":\"127\.0\.0\.1\",\"port\":${PORT[1]}\}\],\"kRaftVersionFeature\":\{\"minSupportedVersion\":0,\"maxSupportedVersion\":1\}\}\]\}"
-echo "kafka-dump-log of node 2: LeaderChange, KRaftVersion, KRaftVoters in the first batch: ok"
+LOGNODE=${LOG#"$WORK"/}
+echo "kafka-dump-log of ${LOGNODE%%/*}'s log: LeaderChange, KRaftVersion, KRaftVoters in the first batch: ok"
 
 # ---- node 1 restarted: its voters from the log ----
 stop_node 1
