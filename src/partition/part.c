@@ -277,7 +277,11 @@ part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int6
     reg->node_id = cfg->node_id;
     reg->ctl = cfg->ctl;
     reg->meta = ctl_meta(cfg->ctl);
-    part_reg_purge_strays(reg, now_ms);
+    /* A quorum's node has at start only its snapshot's metadata: a
+     * partition it does not hold may come back as the log is committed
+     * again (part_delta.c takes its log up then), so nothing is deleted. */
+    if (!reg->meta->quorum)
+        part_reg_purge_strays(reg, now_ms);
     /* The dynamic broker configs are in the image already: the topics load
      * with the defaults they make. */
     part_reg_broker_configs(reg);

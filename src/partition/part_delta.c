@@ -114,6 +114,34 @@ static void part_make_done(net_job_t *job)
     part_delta_unref(d);
 }
 
+/* A Raft quorum's node knows at start only the metadata its snapshot
+ * holds, so a partition it hosted may come back through the log: its log,
+ * still on disk, is taken up again, unless it belonged to an older topic
+ * of the same name. Returns 1 when the partition is ours again. */
+static int part_delta_adopt(part_reg_t *reg, topic_t *topic, const meta_part_rec_t *r,
+                            int64_t now_ms)
+{
+    uint8_t id[16];
+    int32_t p = r->partition_id;
+    log_t *log = log_mgr_get(reg->logs, topic->name, p);
+
+    if (!log)
+        return 0;
+    if (log_mgr_topic_id(reg->logs, topic->name, p, id) && memcmp(id, topic->id, 16)) {
+        lg_warn("%s-%d on disk belongs to an older topic of that name: deleting it",
+                topic->name, p);
+        if (log_mgr_delete(reg->logs, topic->name, p, now_ms) < 0)
+            lg_error("deleting %s-%d: %s", topic->name, p, strerror(errno));
+        return 0;
+    }
+    log_config_t lc;
+    cfg_topic_log_config(&topic->cfg, &lc); /* it was opened with the defaults */
+    log_set_config(log, &lc);
+    topic->parts[p] = part_new(topic, p, log, reg->node_id);
+    part_lead(topic->parts[p], r->leader_epoch < 0 ? 0 : r->leader_epoch);
+    return 1;
+}
+
 /* A partition of ours: its log is made on a worker (creating a thousand
  * partitions would otherwise stop the loop for seconds of file creation
  * and fsyncs); meanwhile it answers as not led here yet. */
@@ -127,6 +155,8 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
         part_creating(topic, r->partition_id))
         return;
     part_topic_grow(topic, r->partition_id + 1);
+    if (part_delta_adopt(reg, topic, r, now_ms))
+        return;
     cfg_topic_log_config(&topic->cfg, &lc);
     part_make_t *m = xcalloc(1, sizeof(*m));
     if (log_mgr_new_prepare(reg->logs, part_delta_dir(reg, r), topic->name, r->partition_id,

@@ -9,6 +9,10 @@
  *     registered, or at an epoch that is not its registration's, is
  *     refused with STALE_BROKER_EPOCH (the broker's own requests get
  *     blocks: an idempotent producer through it gets a producer id);
+ *   - the broker killed with kill -9 and started again keeps its
+ *     partition's log: the message is read back at offset 0 (a restarted
+ *     broker knows only its snapshot's metadata at first, and took the
+ *     partitions it did not find there for strays and deleted them);
  *   - both exit cleanly on SIGTERM.
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
 #include <string.h>
@@ -82,6 +86,24 @@ static void check_idempotent_producer(tl_node *brk)
     rd_kafka_destroy(rk);
 }
 
+static void check_value(const rd_kafka_message_t *msg, void *arg)
+{
+    (void)arg;
+    TL_ASSERT(msg->len == 1 && memcmp(msg->payload, "v", 1) == 0, "offset %lld: %.*s",
+              (long long)msg->offset, (int)msg->len, (const char *)msg->payload);
+}
+
+/* The log outlives a kill -9 of its broker. */
+static void check_log_kept(tl_node *brk)
+{
+    tl_node_kill9(brk);
+    tl_node_start(brk);
+    rd_kafka_t *rk = tl_consume_from_start(tl_conf(brk->bootstrap), "c0717", 1, 1, 60,
+                                           check_value, NULL);
+    rd_kafka_destroy(rk);
+    tl_log("the broker's log survived its kill -9");
+}
+
 int main(void)
 {
     tl_kraft_view v;
@@ -110,6 +132,7 @@ int main(void)
     TL_ASSERT_EQ(allocate_pids(ctl, 77, 0), KERR_STALE_BROKER_EPOCH);
     TL_ASSERT_EQ(allocate_pids(ctl, BRK, 123456789), KERR_STALE_BROKER_EPOCH);
     check_idempotent_producer(brk);
+    check_log_kept(brk);
 
     tl_cluster_stop(c);
     tl_cluster_free(c);
