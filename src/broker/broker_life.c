@@ -20,6 +20,7 @@
 #include "cluster/ctl.h"
 #include "cluster/raft_node.h"
 #include "net/net_out.h"
+#include "partition/part.h"
 #include "proto/proto.h"
 #include "util/kerr.h"
 #include "util/logging.h"
@@ -90,8 +91,12 @@ static int64_t blife_next_hb(broker_life_t *l, const proto_broker_heartbeat_resp
 {
     if (!l->starting)
         return l->b->node.cfg.quorum.heartbeat_interval_ms;
-    if (r->is_caught_up)
+    if (r->is_caught_up) {
         l->starting = 0;
+        /* Only now is the image as complete as the quorum's: a log it does
+         * not give this node is a stray, not a partition still to come. */
+        part_reg_set_aside_strays(l->b->node.reg);
+    }
     return BLIFE_STARTING_MS;
 }
 

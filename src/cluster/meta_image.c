@@ -22,6 +22,7 @@ static void mi_topic_free(mi_topic_t *t)
     for (int32_t i = 0; i < t->nparts; i++) {
         free(t->parts[i].replicas);
         free(t->parts[i].isr);
+        free(t->parts[i].dirs);
     }
     free(t->parts);
     free(t->name);
@@ -185,6 +186,25 @@ static int32_t *mi_copy_i32s(meta_i32s_t a, int32_t *n)
     return v;
 }
 
+/* A record's directories, one per replica; a shorter list (an older
+ * record version) leaves the rest unknown. */
+static void mi_part_set_dirs(mi_part_t *p, const proto_uuid_t *v, int32_t n)
+{
+    free(p->dirs);
+    p->dirs = p->nreplicas > 0 ? xcalloc((size_t)p->nreplicas, sizeof(*p->dirs)) : NULL;
+    for (int32_t i = 0; i < n && i < p->nreplicas; i++)
+        memcpy(p->dirs[i], v[i].b, 16);
+}
+
+const uint8_t *mi_part_dir_of(const mi_part_t *p, int32_t node)
+{
+    static const uint8_t zero[16];
+    for (int32_t i = 0; i < p->nreplicas; i++)
+        if (p->replicas[i] == node)
+            return p->dirs ? p->dirs[i] : zero;
+    return NULL;
+}
+
 static mi_part_t *mi_part_slot(mi_topic_t *t, int32_t id)
 {
     if (id >= t->nparts) {
@@ -205,6 +225,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     mi_part_t *p = mi_part_slot(t, r->partition_id);
     free(p->replicas);
     free(p->isr);
+    free(p->dirs);
     memset(p, 0, sizeof(*p));
     p->present = true;
     p->leader = r->leader;
@@ -212,8 +233,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     p->partition_epoch = r->partition_epoch;
     p->replicas = mi_copy_i32s(r->replicas, &p->nreplicas);
     p->isr = mi_copy_i32s(r->isr, &p->nisr);
-    if (r->directories.n > 0)
-        memcpy(p->dir, r->directories.v[0].b, 16);
+    mi_part_set_dirs(p, r->directories.v, r->directories.n);
     return 0;
 }
 
@@ -239,8 +259,10 @@ static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, c
         p->leader = r->leader;
         p->leader_epoch++;
     }
-    if (r->directories.n > 0)
-        memcpy(p->dir, r->directories.v[0].b, 16);
+    /* New replicas come with their directories; so does a replica's move
+     * to another dir (Kafka's AssignReplicasToDirs). */
+    if (r->directories.n > 0 || r->replicas.n >= 0)
+        mi_part_set_dirs(p, r->directories.v, r->directories.n > 0 ? r->directories.n : 0);
     p->partition_epoch++;
     return 0;
 }

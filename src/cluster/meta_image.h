@@ -21,8 +21,13 @@ typedef struct mi_part_s {
     int32_t *replicas;     /* owned */
     int32_t nisr;
     int32_t *isr;          /* owned */
-    uint8_t dir[16];       /* log dir id of our replica, zero if unknown */
+    uint8_t (*dirs)[16];   /* owned, nreplicas entries or NULL: the log dir id
+                              of each replica, zero where unknown */
 } mi_part_t;
+
+/* The log dir id of node's replica of p (zero if unknown), or NULL when
+ * node is not one of p's replicas. */
+const uint8_t *mi_part_dir_of(const mi_part_t *p, int32_t node);
 
 typedef struct mi_topic_s {
     char *name;            /* owned, NUL-terminated */

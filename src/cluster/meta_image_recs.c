@@ -86,7 +86,8 @@ static void mir_partition(const mi_topic_t *t, int32_t id, meta_rec_t *rec,
         dirs = xcalloc((size_t)p->nreplicas, sizeof(*dirs));
     else
         memset(stack, 0, sizeof(stack));
-    memcpy(dirs[0].b, p->dir, 16);
+    for (int32_t i = 0; p->dirs && i < p->nreplicas; i++)
+        memcpy(dirs[i].b, p->dirs[i], 16);
     r->partition_id = id;
     r->replicas.n = p->nreplicas;
     r->replicas.v = p->replicas ? p->replicas : &none;

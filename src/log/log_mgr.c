@@ -640,25 +640,28 @@ void log_mgr_new_discard(log_mgr_new_t *n)
     log_mgr_new_free(n);
 }
 
-int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t now_ms)
+/* Renames a partition's directory to "<topic>-<p>.<uuid hex><suffix>",
+ * closes its log and forgets it. Returns the new path (the caller's), or
+ * NULL with errno (ENOENT if the partition is not here). */
+static char *mgr_move_away(log_mgr_t *mgr, const char *topic, int32_t partition,
+                           const char *tag, int64_t *delay_ms)
 {
     mgr_part_t *part = mgr_find(mgr, topic, partition);
     char key[512], suffix[80], *to;
     uint8_t id[16];
     size_t tlen, n;
-    int64_t delay;
     int d;
 
     if (!part) {
         errno = ENOENT;
-        return -1;
+        return NULL;
     }
     if (uuid_generate(id) < 0)
-        return -1;
+        return NULL;
     snprintf(suffix, sizeof(suffix), "-%" PRId32 ".", partition);
     for (int i = 0; i < 16; i++)
         snprintf(suffix + strlen(suffix), 3, "%02x", id[i]);
-    strcat(suffix, "-delete");
+    strcat(suffix, tag);
     /* as Kafka: the topic part is cut so the name fits 255 bytes */
     tlen = strlen(topic);
     if (tlen > 255 - strlen(suffix))
@@ -671,21 +674,42 @@ int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t
         int e = errno;
         free(to);
         errno = e;
-        return -1;
+        return NULL;
     }
-    /* The rename is not fsynced here (deleting a large topic would cost
-     * one fsync per partition on the caller's thread): the next
-     * checkpoint's rename fsyncs the log dir, and should a crash come
-     * first, the directory is back under its old name and deleted again
-     * as a stray. */
-    delay = log_config(part->log)->file_delete_delay_ms;
+    *delay_ms = log_config(part->log)->file_delete_delay_ms;
     log_free(part->log);
     part_key(key, sizeof(key), topic, partition);
     smap_del(&mgr->parts, key, strlen(key));
     free(part);
     mgr->dirs[d].nparts--;
+    return to;
+}
+
+int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition, int64_t now_ms)
+{
+    int64_t delay;
+    /* The rename is not fsynced here (deleting a large topic would cost
+     * one fsync per partition on the caller's thread): the next
+     * checkpoint's rename fsyncs the log dir, and should a crash come
+     * first, the directory is back under its old name and found again as
+     * a stray at the next start. */
+    char *to = mgr_move_away(mgr, topic, partition, "-delete", &delay);
+    if (!to)
+        return -1;
     /* file.delete.delay.ms may be INT64_MAX: saturate instead of wrapping. */
     mgr_schedule_delete(mgr, to, delay > INT64_MAX - now_ms ? INT64_MAX : now_ms + delay);
+    return 0;
+}
+
+int log_mgr_set_aside(log_mgr_t *mgr, const char *topic, int32_t partition)
+{
+    int64_t delay;
+    char *to = mgr_move_away(mgr, topic, partition, "-stray", &delay);
+    if (!to)
+        return -1;
+    lg_warn("partition %s-%d is not this node's in the metadata log: its log is set aside as %s",
+            topic, partition, to);
+    free(to);
     return 0;
 }
 

@@ -10,6 +10,7 @@
  *   <logdir>/<topic>-<partition>/               one log_t each, with its
  *                                               partition.metadata
  *   <logdir>/<topic>-<p>.<uuidhex>-delete/      deleted, purged later
+ *   <logdir>/<topic>-<p>.<uuidhex>-stray/       set aside, kept
  *
  * No threads: deleted directories are removed when the caller drives
  * log_mgr_purge() from its timer. */
@@ -126,6 +127,12 @@ void log_mgr_new_discard(log_mgr_new_t *n);
  * partition is not here). */
 int log_mgr_delete(log_mgr_t *mgr, const char *topic, int32_t partition,
                    int64_t now_ms);
+
+/* Moves a partition's log aside, as Kafka does with a stray replica: closes
+ * it and renames its directory to "<topic>-<p>.<uuid hex>-stray", which is
+ * kept (never opened, never removed: an operator's to inspect or delete).
+ * Returns 0, or -1 with errno (ENOENT if the partition is not here). */
+int log_mgr_set_aside(log_mgr_t *mgr, const char *topic, int32_t partition);
 
 /* Removes the deleted directories whose delay has passed. Returns the
  * number removed. */

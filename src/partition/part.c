@@ -206,6 +206,48 @@ static void part_reg_purge_strays(part_reg_t *reg, int64_t now_ms)
     free(sc.v);
 }
 
+/* Whether log is what a partition of the registry serves. */
+static int part_reg_holds(part_reg_t *reg, log_t *log)
+{
+    const char *name = log_topic(log);
+    topic_t *topic = part_topic_get(reg, name, strlen(name));
+    part_t *part = topic ? part_get(topic, log_partition(log)) : NULL;
+    return part && part->log == log;
+}
+
+static void part_scan_unheld(log_t *log, void *opaque)
+{
+    part_scan_t *sc = opaque;
+
+    if (!strcmp(log_topic(log), META_LOG_TOPIC) || part_reg_holds(sc->reg, log))
+        return;
+    if (sc->n == sc->cap) {
+        sc->cap = sc->cap ? 2 * sc->cap : 16;
+        sc->v = xrealloc(sc->v, (size_t)sc->cap * sizeof(*sc->v));
+    }
+    sc->v[sc->n].topic = xstrdup(log_topic(log));
+    sc->v[sc->n].partition = log_partition(log);
+    sc->n++;
+}
+
+int part_reg_set_aside_strays(part_reg_t *reg)
+{
+    part_scan_t sc = {reg, NULL, 0, 0};
+    int n = 0;
+
+    log_mgr_foreach(reg->logs, part_scan_unheld, &sc);
+    for (int i = 0; i < sc.n; i++) {
+        if (log_mgr_set_aside(reg->logs, sc.v[i].topic, sc.v[i].partition) == 0)
+            n++;
+        else
+            lg_error("cannot set %s-%d aside: %s", sc.v[i].topic, sc.v[i].partition,
+                     strerror(errno));
+        free(sc.v[i].topic);
+    }
+    free(sc.v);
+    return n;
+}
+
 static int part_dir_known(part_reg_t *reg, const uint8_t dir[16])
 {
     uint8_t id[16];
@@ -217,16 +259,17 @@ static int part_dir_known(part_reg_t *reg, const uint8_t dir[16])
     return 0;
 }
 
-/* Opens (or creates) one partition's log as the image describes it; NULL
- * when its log dir is gone, which leaves the partition offline. */
-static log_t *part_load_log(part_reg_t *reg, topic_t *topic, int32_t i, const mi_part_t *mp,
+/* Opens (or creates) one partition's log as the image describes it, in
+ * the log dir the image gives this node's replica; NULL when that log dir
+ * is gone, which leaves the partition offline. */
+static log_t *part_load_log(part_reg_t *reg, topic_t *topic, int32_t i, const uint8_t dir[16],
                             int64_t now_ms)
 {
     log_config_t lc;
     log_t *log = log_mgr_get(reg->logs, topic->name, i);
 
     cfg_topic_log_config(&topic->cfg, &lc);
-    if (!log && !uuid_is_zero(mp->dir) && !part_dir_known(reg, mp->dir)) {
+    if (!log && !uuid_is_zero(dir) && !part_dir_known(reg, dir)) {
         lg_error("topic %s: partition %d lived in a log dir that is not configured any more; "
                  "it is offline", topic->name, i);
         return NULL;
@@ -237,6 +280,18 @@ static log_t *part_load_log(part_reg_t *reg, topic_t *topic, int32_t i, const mi
     if (!log)
         lg_error("topic %s: cannot open partition %d: %s", topic->name, i, strerror(errno));
     return log;
+}
+
+/* The log dir of this node's replica of mp, or NULL when the partition
+ * has none here (another broker's, or not in the image). A single node
+ * holds every partition of its image. */
+static const uint8_t *part_load_dir(part_reg_t *reg, const mi_part_t *mp)
+{
+    static const uint8_t zero[16];
+    const uint8_t *dir = mp->present ? mi_part_dir_of(mp, reg->node_id) : NULL;
+    if (!dir && mp->present && !reg->meta->quorum)
+        return zero;
+    return dir;
 }
 
 static void part_reg_load(part_reg_t *reg, int64_t now_ms)
@@ -251,8 +306,8 @@ static void part_reg_load(part_reg_t *reg, int64_t now_ms)
         topic_t *topic = part_topic_new(reg, mt->name, mt->name_len, mt->id, &cfg);
         part_topic_grow(topic, mt->nparts);
         for (int32_t i = 0; i < mt->nparts; i++) {
-            log_t *log = mt->parts[i].present ? part_load_log(reg, topic, i, &mt->parts[i], now_ms)
-                                              : NULL;
+            const uint8_t *dir = part_load_dir(reg, &mt->parts[i]);
+            log_t *log = dir ? part_load_log(reg, topic, i, dir, now_ms) : NULL;
             if (!log)
                 continue;
             topic->parts[i] = part_new(topic, i, log, reg->node_id);

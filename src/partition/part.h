@@ -114,14 +114,23 @@ typedef struct part_reg_config_s {
 } part_reg_config_t;
 
 /* Builds the registry from the controller's metadata image: every
- * partition's log is opened with its topic's config, created if the image
- * has it and the disk does not, and a partition directory the image does
- * not know (a topic deleted just before a crash) is deleted. Bumps every
+ * partition's log with a replica on this node is opened with its topic's
+ * config, created if the image has it and the disk does not, and (a
+ * single node) a partition directory the image does not know (a topic
+ * deleted just before a crash) is deleted; a quorum's node keeps them
+ * until it has caught up (part_reg_set_aside_strays). Bumps every
  * partition's leader epoch, as a KRaft controller does when the only
  * broker comes back. From then on the registry follows the metadata log:
  * each committed change is applied (part_delta.c) before its requester is
  * answered. Returns a registry owned by the caller (part_reg_free). */
 part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms);
+/* A quorum's node, once it has caught up with the metadata log after its
+ * start (the controller said so): every partition log on disk that no
+ * partition of the registry serves (its topic was deleted, or its replica
+ * moved off this node, while the node was down) is a stray, and is set
+ * aside as Kafka's broker does (log_mgr_set_aside: renamed "-stray", kept).
+ * Returns how many were set aside. */
+int part_reg_set_aside_strays(part_reg_t *reg);
 /* Gives the registry its loop and pool (NULL: none, everything runs on
  * the loop). Before the first append. */
 void part_attach(part_reg_t *reg, struct net_loop_s *loop, struct net_pool_s *pool);

@@ -13,8 +13,13 @@
  *     partition's log: the message is read back at offset 0 (a restarted
  *     broker knows only its snapshot's metadata at first, and took the
  *     partitions it did not find there for strays and deleted them);
+ *   - a topic deleted while the broker is down: once the broker has
+ *     caught up again its partition directory is gone (the broker
+ *     replays the RemoveTopicRecord from the controller's log; 0719 has
+ *     the case of a broker that catches up from a snapshot instead);
  *   - both exit cleanly on SIGTERM.
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -104,6 +109,48 @@ static void check_log_kept(tl_node *brk)
     tl_log("the broker's log survived its kill -9");
 }
 
+static void delete_topic(tl_node *ctl, const char *topic)
+{
+    proto_delete_topics_req_t r;
+    proto_delete_topics_resp_t resp;
+    proto_delete_topics_req_delete_topic_state_t t;
+    int fd = tl_connect(ctl->controller, 2000);
+    TL_ASSERT(fd >= 0, "connect to the controller");
+    proto_delete_topics_req_init(&r);
+    proto_delete_topics_req_delete_topic_state_init(&t);
+    t.name = tl_wire_str(topic);
+    r.topics.n = 1;
+    r.topics.v = &t;
+    r.timeout_ms = 30000;
+    TL_WIRE_CALL(fd, &arena, delete_topics, 20, 6, &r, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.responses.v[0].error_code, 0);
+    arena_reset(&arena);
+}
+
+/* Whether the broker's log dir has "c0717-0" itself. */
+static int live_dir(tl_node *brk)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/data/c0717-0", brk->dir);
+    return access(path, F_OK) == 0;
+}
+
+/* The topic deleted while its broker is down is gone when it is back. */
+static void check_deleted_while_down(tl_node *ctl, tl_node *brk)
+{
+    int st;
+    tl_node_kill9(brk);
+    delete_topic(ctl, "c0717");
+    tl_node_start(brk);
+    double until = tl_now() + 30;
+    while (((st = fenced_state(brk, BRK)) != 0 || live_dir(brk)) && tl_now() < until)
+        usleep(20000);
+    TL_ASSERT(st == 0, "broker %d not unfenced again (state %d)", BRK, st);
+    TL_ASSERT(!live_dir(brk), "c0717-0 is still in the broker's log dir");
+    tl_log("the topic deleted while the broker was down is gone from its log dir");
+}
+
 int main(void)
 {
     tl_kraft_view v;
@@ -133,6 +180,7 @@ int main(void)
     TL_ASSERT_EQ(allocate_pids(ctl, BRK, 123456789), KERR_STALE_BROKER_EPOCH);
     check_idempotent_producer(brk);
     check_log_kept(brk);
+    check_deleted_while_down(ctl, brk);
 
     tl_cluster_stop(c);
     tl_cluster_free(c);

@@ -16,9 +16,19 @@
  *     restarts and catches up too;
  *   - a broker (an observer) killed at the same time, while a topic of its
  *     replicas is deleted and another created, catches up from a snapshot
- *     too: the deleted topic's directories go, the new one's are made, and
+ *     too. It takes no snapshots itself (the default interval), so it
+ *     restarts knowing nothing of either topic: the deleted topic's
+ *     directories are set aside as strays once it has caught up
+ *     ("snap-gone-N.<uuid>-stray", kept, as Kafka's broker does), the
+ *     new one's are made, and
  *     its Metadata has the new topic and not the deleted one, and both
  *     brokers (their registrations are in the snapshot);
+ *   - a controller-only node that starts from its own snapshot loads no
+ *     partition (it hosts none: it logged each as offline before);
+ *   - the other broker, which takes snapshots itself, stopped and started
+ *     again: it loads its partitions from its own snapshot, the ones it is
+ *     not the first replica of too (their log dir is its replica's, not
+ *     the first's), so none is set aside;
  *   - Kafka 4.4's DumpLogSegments (--cluster-metadata-decoder) reads the
  *     snapshot the follower fetched, and finds one of the changes and the
  *     brokers' registrations (RegisterBrokerRecord v3) in it.
@@ -109,8 +119,9 @@ static void dump_snapshot(const char *path, const char *want)
     free(out);
 }
 
-/* How many of node's partition directories belong to topic. */
-static int topic_dirs(tl_node *node, const char *topic)
+/* How many of node's partition directories belong to topic: live ones
+ * ("<topic>-<p>"), or (strays) those set aside ("<topic>-<p>.<hex>-stray"). */
+static int topic_dirs_of(tl_node *node, const char *topic, int strays)
 {
     char dir[PATH_MAX + 16], prefix[128];
     struct dirent *e;
@@ -119,10 +130,20 @@ static int topic_dirs(tl_node *node, const char *topic)
     snprintf(prefix, sizeof(prefix), "%s-", topic);
     DIR *d = opendir(dir);
     TL_ASSERT(d, "cannot read %s", dir);
-    while ((e = readdir(d)))
-        n += !strncmp(e->d_name, prefix, strlen(prefix)) && !strstr(e->d_name, "delete");
+    while ((e = readdir(d))) {
+        const char *rest = e->d_name + strlen(prefix);
+        if (strncmp(e->d_name, prefix, strlen(prefix)))
+            continue;
+        rest += strspn(rest, "0123456789");
+        n += strays ? !strncmp(rest, ".", 1) && strstr(rest, "-stray") != NULL : *rest == 0;
+    }
     closedir(d);
     return n;
+}
+
+static int topic_dirs(tl_node *node, const char *topic)
+{
+    return topic_dirs_of(node, topic, 0);
 }
 
 static void wait_dirs(tl_node *node, const char *topic, int want)
@@ -181,6 +202,36 @@ static void check_broker_metadata(tl_node *b)
     rd_kafka_destroy(rk);
 }
 
+/* b, a replica of both partitions of snap-kept (the first of one only),
+ * starts again from its own snapshot and keeps both. */
+static void restart_broker(tl_node *b, tl_node *via)
+{
+    snap_files sf;
+    scan(b, &sf);
+    TL_ASSERT(sf.nsnaps >= 1, "broker %d took no snapshot", b->id);
+    tl_node_stop(b);
+    TL_ASSERT(tl_kraft_wait_fenced(via, b->id, 1, 30) >= 0, "broker %d not fenced", b->id);
+    tl_node_start(b);
+    TL_ASSERT(tl_kraft_wait_fenced(via, b->id, 0, 30) >= 0, "broker %d not unfenced", b->id);
+    TL_ASSERT_EQ(topic_dirs(b, "snap-kept"), 2);
+    TL_ASSERT_EQ(topic_dirs_of(b, "snap-kept", 1), 0);
+    tl_log("broker %d restarted from snapshot %s with both its partitions", b->id, sf.last);
+}
+
+/* How many lines of node's log have s. */
+static int log_count(tl_node *node, const char *s)
+{
+    char path[PATH_MAX + 16], line[2048];
+    int n = 0;
+    snprintf(path, sizeof(path), "%s/node.log", node->dir);
+    FILE *f = fopen(path, "r");
+    TL_ASSERT(f, "cannot read %s", path);
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, s) != NULL;
+    fclose(f);
+    return n;
+}
+
 static int other_than(int a, int b)
 {
     for (int id = 1; id <= N; id++)
@@ -200,7 +251,8 @@ int main(void)
     char value[32], path[PATH_MAX + 160];
 
     tl_cluster_add_n(c, N, TL_ROLE_CONTROLLER, extra);
-    tl_cluster_add_n(c, 2, TL_ROLE_BROKER, extra);
+    tl_cluster_add(c, TL_ROLE_BROKER, extra);
+    tl_cluster_add(c, TL_ROLE_BROKER, NULL);
     tl_cluster_start(c);
     tl_node *b1 = tl_cluster_node(c, B1), *b2 = tl_cluster_node(c, B2);
     wait_brokers(b1);
@@ -241,8 +293,10 @@ int main(void)
     tl_node_start(tl_cluster_node(c, f));
     tl_node_start(b2);
     tl_kraft_wait_caught_up(c, f, 30);
+    TL_ASSERT_EQ(log_count(tl_cluster_node(c, f), "it is offline"), 0);
     wait_dirs(b2, "snap-new", 2);
     wait_dirs(b2, "snap-gone", 0);
+    TL_ASSERT_EQ(topic_dirs_of(b2, "snap-gone", 1), 2);
     check_broker_metadata(b2);
     scan(b2, &ff);
     tl_log("broker %d: first segment at %lld, latest snapshot %s", B2, ff.first_base, ff.last);
@@ -258,6 +312,8 @@ int main(void)
     size_t at = strlen(path);
     snprintf(path + at, sizeof(path) - at, "/%s", ff.last);
     dump_snapshot(path, "10000");
+
+    restart_broker(b1, b2);
 
     /* the node that caught up from a snapshot can lead */
     tl_node_kill9(tl_cluster_node(c, leader));

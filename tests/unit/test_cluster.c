@@ -244,6 +244,38 @@ static void test_decode_malformed(void)
 
 /* ---- image ---- */
 
+/* Each replica keeps its own log dir, through a change of the replicas
+ * and into the records a snapshot is written from (a broker that is not
+ * the first replica finds its replica's dir at start). */
+static void test_image_replica_dirs(void)
+{
+    static int32_t reps[3] = {4, 5, 6}, reps2[2] = {6, 7};
+    static proto_uuid_t dirs[3] = {{{1}}, {{2}}, {{3}}}, dirs2[2] = {{{3}}, {{9}}};
+    meta_image_t img;
+    char err[256];
+    meta_rec_t t = topic_rec("r", ID1), p = part_rec(ID1, 0), c;
+
+    p.u.part.replicas = p.u.part.isr = (meta_i32s_t){3, reps};
+    p.u.part.directories = (meta_uuids_t){3, dirs};
+    meta_image_init(&img);
+    CU_ASSERT_EQUAL(meta_image_apply(&img, &t, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(meta_image_apply(&img, &p, err, sizeof(err)), 0);
+    mi_part_t *mp = &meta_image_topic(&img, "r", 1)->parts[0];
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT(mi_part_dir_of(mp, reps[i]) && mi_part_dir_of(mp, reps[i])[0] == i + 1);
+    CU_ASSERT_PTR_NULL(mi_part_dir_of(mp, 7));
+
+    meta_rec_init(&c, META_REC_PARTITION_CHANGE);
+    memcpy(c.u.change.topic_id.b, ID1, 16);
+    c.u.change.partition_id = 0;
+    c.u.change.replicas = (meta_i32s_t){2, reps2};
+    c.u.change.directories = (meta_uuids_t){2, dirs2};
+    CU_ASSERT_EQUAL(meta_image_apply(&img, &c, err, sizeof(err)), 0);
+    CU_ASSERT_PTR_NULL(mi_part_dir_of(mp, 4));
+    CU_ASSERT(mi_part_dir_of(mp, 6)[0] == 3 && mi_part_dir_of(mp, 7)[0] == 9);
+    meta_image_free(&img);
+}
+
 static void test_image_apply(void)
 {
     meta_image_t img;
@@ -260,7 +292,8 @@ static void test_image_apply(void)
     CU_ASSERT_EQUAL(t->nparts, 2);
     CU_ASSERT(t->parts[1].present);
     CU_ASSERT_EQUAL(t->parts[1].leader, 1);
-    CU_ASSERT(memcmp(t->parts[1].dir, DIR[0].b, 16) == 0);
+    CU_ASSERT(memcmp(mi_part_dir_of(&t->parts[1], NODE), DIR[0].b, 16) == 0);
+    CU_ASSERT_PTR_NULL(mi_part_dir_of(&t->parts[1], NODE + 1));
     CU_ASSERT_STRING_EQUAL(meta_image_config_get(&img, META_RES_TOPIC, "a", 1, "retention.ms"),
                            "5");
 
@@ -556,6 +589,7 @@ int main(void)
     CU_add_test(s, "other records", test_other_records);
     CU_add_test(s, "malformed records", test_decode_malformed);
     CU_add_test(s, "image apply", test_image_apply);
+    CU_add_test(s, "image replica dirs", test_image_replica_dirs);
     CU_add_test(s, "image partition change", test_image_partition_change);
     CU_add_test(s, "batch and replay", test_batch_replay);
     CU_add_test(s, "topic config check", test_topic_config_check);

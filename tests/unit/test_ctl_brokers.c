@@ -260,7 +260,7 @@ static void test_placement(void)
     CU_ASSERT_EQUAL(t->parts[30].leader, 3);
     CU_ASSERT_EQUAL(t->parts[30].replicas[2], 2);
     /* Partition 30's replica on broker 3 is in broker 3's only dir. */
-    CU_ASSERT_EQUAL(t->parts[30].dir[0], 3);
+    CU_ASSERT_EQUAL(mi_part_dir_of(&t->parts[30], 3)[0], 3);
 }
 
 /* All the replicas named are fenced. */

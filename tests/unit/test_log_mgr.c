@@ -334,6 +334,22 @@ static void test_partitions_and_checkpoints(void)
     log_mgr_free(mgr);
 }
 
+/* Entries of dir named "orders-<p>.<32 hex><suffix>". */
+static int count_suffix_dirs(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    size_t m = strlen(suffix);
+    int n = 0;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        n += len == 9 + 32 + m && !strncmp(de->d_name, "orders-", 7) &&
+             !strcmp(de->d_name + len - m, suffix);
+    }
+    closedir(d);
+    return n;
+}
+
 static int count_delete_dirs(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -383,6 +399,15 @@ static void test_delete_and_purge(void)
     CU_ASSERT_EQUAL(log_mgr_purge(mgr, NOW + 60000), 1);
     CU_ASSERT_EQUAL(count_delete_dirs(d1), 0);
     CU_ASSERT_EQUAL(log_mgr_delete(mgr, "orders", 0, NOW), 0);
+    /* set aside: renamed -stray, never purged */
+    l = log_mgr_create(mgr, "orders", 1, NULL, NULL, NOW);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    append_n(l, 2);
+    CU_ASSERT_EQUAL(log_mgr_set_aside(mgr, "orders", 1), 0);
+    CU_ASSERT_EQUAL(log_mgr_set_aside(mgr, "orders", 1), -1);
+    CU_ASSERT_PTR_NULL(log_mgr_get(mgr, "orders", 1));
+    CU_ASSERT(!exists(pth(d1, "orders-1")));
+    CU_ASSERT_EQUAL(count_suffix_dirs(d1, "-stray"), 1);
     log_mgr_free(mgr);
 
     /* at startup: leftovers of deletion are purged, other names ignored */
@@ -397,6 +422,8 @@ static void test_delete_and_purge(void)
     CU_ASSERT_EQUAL(log_mgr_purge(mgr, NOW), 1);
     CU_ASSERT_EQUAL(count_delete_dirs(d1), 0);
     CU_ASSERT(exists(pth(d1, "orders-0.future-future")));
+    CU_ASSERT_EQUAL(count_suffix_dirs(d1, "-stray"), 1); /* kept, not opened */
+    CU_ASSERT(exists(pth(d1, "orders-3.0123-stray")));
     log_mgr_free(mgr);
 }
 

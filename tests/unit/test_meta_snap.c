@@ -68,9 +68,11 @@ static void rand_topic(meta_image_t *img, int t)
         r->leader = reps[0];
         r->leader_epoch = (int32_t)rnd(100);
         r->partition_epoch = (int32_t)rnd(100);
-        dir.b[0] = (uint8_t)rnd(3); /* zero = unassigned, sometimes */
+        /* each replica its own dir; zero = unassigned, sometimes */
+        proto_uuid_t dirs[4] = {dir, dir, dir, dir};
+        for (int i = 0; i < 4; i++)
+            dirs[i].b[0] = (uint8_t)rnd(3), dirs[i].b[1] = (uint8_t)i;
         r->directories.n = r->replicas.n;
-        proto_uuid_t dirs[4] = {dir, {{0}}, {{0}}, {{0}}};
         r->directories.v = dirs;
         apply(img, &rec);
     }

@@ -14,12 +14,21 @@ static int i32s_eq(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
     return na == nb && (na == 0 || !memcmp(a, b, (size_t)na * sizeof(int32_t)));
 }
 
+static int dirs_eq(const mi_part_t *a, const mi_part_t *b)
+{
+    static const uint8_t zero[16];
+    for (int32_t i = 0; i < a->nreplicas; i++)
+        if (memcmp(a->dirs ? a->dirs[i] : zero, b->dirs ? b->dirs[i] : zero, 16))
+            return 0;
+    return 1;
+}
+
 static int part_eq(const mi_part_t *a, const mi_part_t *b)
 {
     return a->present == b->present && a->leader == b->leader &&
            a->leader_epoch == b->leader_epoch && a->partition_epoch == b->partition_epoch &&
            i32s_eq(a->replicas, a->nreplicas, b->replicas, b->nreplicas) &&
-           i32s_eq(a->isr, a->nisr, b->isr, b->nisr) && !memcmp(a->dir, b->dir, 16);
+           i32s_eq(a->isr, a->nisr, b->isr, b->nisr) && dirs_eq(a, b);
 }
 
 static int topics_eq(const meta_image_t *a, const meta_image_t *b)
