@@ -89,3 +89,33 @@ stop_node()
     PID[$i]=
     [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; fail "node $i exited $rc on SIGTERM"; }
 }
+
+# stop_together I...: SIGTERM to every node at once (combined nodes: one
+# stopped after the others would have no quorum left for its broker's
+# controlled shutdown, and a Kafka node then waits it out), each must
+# exit 0.
+stop_together()
+{
+    local i rc bad=
+    declare -A STOPPER
+    for i in "$@"; do
+        if [ -n "$KAFKA_REF" ]; then
+            "$REF" stop "$WORK/node-$i" > "$WORK/node-$i/stop.log" 2>&1 &
+            STOPPER[$i]=$!
+        else
+            kill -TERM "${PID[$i]}"
+        fi
+    done
+    for i in "$@"; do
+        if [ -n "$KAFKA_REF" ]; then
+            wait "${STOPPER[$i]}" || bad+=" $i"
+            ! grep -q 'no exit' "$WORK/node-$i/stop.log" || bad+=" $i"
+            continue
+        fi
+        wait "${PID[$i]}"
+        rc=$?
+        PID[$i]=
+        [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; bad+=" $i"; }
+    done
+    [ -z "$bad" ] || fail "nodes$bad did not exit 0 on SIGTERM"
+}

@@ -516,7 +516,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     topic_cfg_t tdef;
     /* Storage first: an unformatted cluster node is refused with Kafka's
      * message, whatever its shape. */
-    if (broker_storage_check(&b->node.cfg) < 0 || broker_config_check_shape(&b->node.cfg) < 0)
+    if (broker_storage_check(&b->node.cfg) < 0)
         return -1;
     if (broker_signals(b) < 0 || broker_open_logs(b, &tdef) < 0)
         return -1;

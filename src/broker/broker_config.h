@@ -19,13 +19,6 @@ int broker_config_load(broker_config_t *cfg, const char *path, char *const *over
  * or -1 with the first reason in err (Kafka's message) and nothing to
  * free. */
 int broker_config_check(broker_config_t *cfg, const props_t *props, char *err, size_t errlen);
-/* Refuses (logged, -1) the shapes of a cluster node this build cannot run
- * yet, with a message that says so rather than run as something else: a
- * controller-only node of a dynamic quorum, a broker-only node (it needs
- * a quorum elsewhere) and a broker that is one of several voters. 0 for
- * a node that is its own quorum, or a controller-only voter of a static
- * quorum. */
-int broker_config_check_shape(const broker_config_t *cfg);
 /* The first controller listener, advertised where it is (where the other
  * nodes reach this one, as Kafka's --standalone takes it), or NULL. */
 const bcfg_listener_t *broker_config_controller_listener(const broker_config_t *cfg);

@@ -6,11 +6,9 @@
  * listeners, the connection quotas, the cleaner's buffer and the cordoned
  * log dirs are consistent; then a listener whose security protocol is not
  * PLAINTEXT (no TLS or SASL yet; security keys are refused before that,
- * broker_config_sec.c).
- * The shapes of a cluster node Strand cannot run yet are a separate check
- * (broker_config_check_shape), made when the node starts and not when a
- * config is read: `strand format` reads a cluster node's config as Kafka's
- * kafka-storage does. */
+ * broker_config_sec.c). Every shape of node Kafka runs (controller-only,
+ * broker-only, combined; on a static or a dynamic quorum) is one Strand
+ * runs (broker/broker_quorum.c). */
 #include "broker/broker_config_int.h"
 
 #include <ctype.h>
@@ -289,22 +287,6 @@ static void bcfg_rule_heartbeat(const broker_config_t *cfg)
         lg_error("config: broker.heartbeat.interval.ms (%d ms) must be less than or equal to half "
                  "of the broker.session.timeout.ms (%d ms); a broker that misses one heartbeat "
                  "is fenced", q->heartbeat_interval_ms, q->session_timeout_ms);
-}
-
-int broker_config_check_shape(const broker_config_t *cfg)
-{
-    char ids[256];
-
-    bcfg_voter_ids(&cfg->quorum, ids, sizeof(ids));
-    if (!cfg->role_broker)
-        return 0; /* a controller of a static or a dynamic quorum (broker/broker_quorum.c) */
-    if (!cfg->role_controller && cfg->quorum.nvoters == 0)
-        return bcfg_refuse(cfg, "process.roles=broker with controller.quorum.bootstrap.servers: "
-                           "a broker-only node needs a controller quorum elsewhere, which Strand "
-                           "cannot join yet in a dynamic quorum; list the voters in "
-                           "controller.quorum.voters");
-    (void)ids;
-    return 0; /* a node of a static quorum (broker/broker_quorum.c) */
 }
 
 int bcfg_check_rules(broker_config_t *cfg)

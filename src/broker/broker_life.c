@@ -10,8 +10,14 @@
  * fences it when the heartbeats stop for broker.session.timeout.ms.
  * NOT_CONTROLLER or a lost connection: it asks again, of the leader the
  * quorum names by then; a stale epoch (its registration was replaced):
- * it registers again. */
+ * it registers again. The leader is dialled at its controller listener
+ * as the quorum knows it (broker_quorum_leader_addr): from
+ * controller.quorum.voters, or on a dynamic quorum, which lists no
+ * voters in the config, from the voter set in force or the leader's
+ * endpoint in its Fetch responses; one connection per controller, a new
+ * one when it moved. */
 #include "broker/broker_life.h"
+#include "broker/broker_quorum.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +38,21 @@
 
 typedef struct broker_life_s broker_life_t;
 
+/* A connection to one controller's listener. */
+typedef struct blife_ctl_s {
+    int32_t id;
+    char host[256]; /* the connection keeps pointing at it */
+    int port;
+    net_out_t *out;
+} blife_ctl_t;
+
 struct broker_life_s {
     broker_t *b;
-    net_out_t **outs;      /* one per voter, as cfg.quorum.voters */
-    int nouts;
+    blife_ctl_t **ctls;    /* owned, each: one per controller dialled */
+    int nctls;
+    blife_ctl_t **retired; /* controllers that moved: freed at the stop, as
+                            * a move may be seen inside their callbacks */
+    int nretired;
     uint8_t incarnation[16];
     int64_t epoch;         /* -1 until registered */
     int fenced;
@@ -49,13 +66,53 @@ struct broker_life_s {
 
 static void blife_arm(broker_life_t *l, int64_t ms);
 
+static blife_ctl_t *blife_ctl_new(broker_life_t *l, int32_t id, const char *host, int port)
+{
+    blife_ctl_t *c = xcalloc(1, sizeof(*c));
+    net_out_config_t oc;
+
+    c->id = id;
+    snprintf(c->host, sizeof(c->host), "%s", host);
+    c->port = port;
+    net_out_config_init(&oc);
+    oc.host = c->host;
+    oc.port = port;
+    oc.client_id = "broker-lifecycle";
+    oc.request_timeout_ms = l->b->node.cfg.quorum.request_timeout_ms;
+    c->out = net_out_new(l->b->node.loop, &oc);
+    return c;
+}
+
+/* The connection to the leader, made on first use, made anew when the
+ * leader's endpoint changed; NULL while no leader is known. */
 static net_out_t *blife_leader_out(broker_life_t *l)
 {
-    int32_t leader = raft_leader(raft_node_core(l->b->node.raft));
-    for (int i = 0; i < l->b->node.cfg.quorum.nvoters && i < l->nouts; i++)
-        if (l->b->node.cfg.quorum.voters[i].id == leader)
-            return l->outs[i];
-    return NULL;
+    int32_t id;
+    const char *host;
+    int port, i;
+
+    if (broker_quorum_leader_addr(l->b, &id, &host, &port) < 0)
+        return NULL;
+    for (i = 0; i < l->nctls && l->ctls[i]->id != id; i++)
+        ;
+    if (i < l->nctls && l->ctls[i]->port == port && !strcmp(l->ctls[i]->host, host))
+        return l->ctls[i]->out;
+    if (i < l->nctls) {
+        lg_info("broker %d: controller %d is at %s:%d now", l->b->node.cfg.node_id, id, host, port);
+        l->retired = xrealloc(l->retired, (size_t)(l->nretired + 1) * sizeof(*l->retired));
+        l->retired[l->nretired++] = l->ctls[i];
+    } else {
+        l->ctls = xrealloc(l->ctls, (size_t)(l->nctls + 1) * sizeof(*l->ctls));
+        l->nctls++;
+    }
+    l->ctls[i] = blife_ctl_new(l, id, host, port);
+    return l->ctls[i]->out;
+}
+
+static void blife_ctl_free(blife_ctl_t *c)
+{
+    net_out_free(c->out); /* calls back what is out: in_flight drops */
+    free(c);
 }
 
 static void blife_on_reg(net_out_t *out, const net_out_resp_t *resp, void *arg)
@@ -316,7 +373,6 @@ static int blife_fetch_pids(void *arg)
 
 int broker_life_start(broker_t *b)
 {
-    const bcfg_quorum_t *q = &b->node.cfg.quorum;
     if (!b->node.cfg.role_broker || !b->node.raft)
         return 0;
     broker_life_t *l = xcalloc(1, sizeof(*l));
@@ -324,17 +380,6 @@ int broker_life_start(broker_t *b)
     l->epoch = -1;
     l->starting = 1;
     uuid_generate(l->incarnation);
-    l->outs = xcalloc((size_t)q->nvoters + 1, sizeof(*l->outs));
-    for (int i = 0; i < q->nvoters; i++) {
-        net_out_config_t oc;
-        net_out_config_init(&oc);
-        oc.host = q->voters[i].host;
-        oc.port = q->voters[i].port;
-        oc.client_id = "broker-lifecycle";
-        oc.request_timeout_ms = q->request_timeout_ms;
-        l->outs[i] = net_out_new(b->node.loop, &oc);
-    }
-    l->nouts = q->nvoters;
     b->life = l;
     b->node.forward = blife_forward;
     b->node.forward_ctx = l;
@@ -380,9 +425,12 @@ void broker_life_stop(broker_t *b)
     if (l->timer)
         net_timer_cancel(b->node.loop, l->timer);
     l->timer = 0;
-    for (int i = 0; i < l->nouts; i++)
-        net_out_free(l->outs[i]); /* calls back what is out: in_flight drops */
-    free(l->outs);
+    for (int i = 0; i < l->nctls; i++)
+        blife_ctl_free(l->ctls[i]);
+    for (int i = 0; i < l->nretired; i++)
+        blife_ctl_free(l->retired[i]);
+    free(l->ctls);
+    free(l->retired);
     free(l);
     b->life = NULL;
 }

@@ -6,6 +6,7 @@
  * the logs close: a leader hands over first (EndQuorumEpoch), so the
  * others elect at once rather than after a fetch timeout. */
 #include "broker/broker_quorum.h"
+#include "broker/broker_storage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,15 +21,59 @@
 #include "util/kerr.h"
 #include "util/logging.h"
 
-/* Whether this node runs a Raft quorum with others: a controller of a
- * static quorum of more than one voter, a controller-only node (of a
- * static or a dynamic quorum), or a broker-only node of a static quorum
- * (an observer). */
+/* Whether this node runs a Raft quorum with others: every node but the
+ * one that is its own quorum (broker_storage_single_node: a combined
+ * node whose one voter, or one bootstrap server, is itself; it appends
+ * its metadata directly, so the README's single-node config runs with no
+ * format step). A broker-only node follows the quorum as an observer; a
+ * controller or a combined node is a voter, or on a dynamic quorum an
+ * observer until it is added. */
 int broker_quorum_wanted(const broker_config_t *cfg)
 {
-    if (!cfg->role_controller)
-        return cfg->quorum.nvoters > 0; /* a broker follows the quorum as an observer */
-    return cfg->quorum.nvoters > 1 || !cfg->role_broker;
+    return !broker_storage_single_node(cfg);
+}
+
+/* The endpoint of voter v a broker dials: the one under the first name
+ * of controller.listener.names, as Kafka's brokers pick it, else its
+ * first. */
+static const raft_endpoint_t *broker_quorum_voter_ep(const broker_config_t *cfg,
+                                                     const raft_voter_t *v)
+{
+    const char *names = cfg->controller_listener_names ? cfg->controller_listener_names : "";
+    size_t n = strcspn(names, ",");
+
+    for (int i = 0; i < v->neps; i++)
+        if (strlen(v->eps[i].name) == n && !strncmp(v->eps[i].name, names, n))
+            return &v->eps[i];
+    return v->neps > 0 ? &v->eps[0] : NULL;
+}
+
+int broker_quorum_leader_addr(const broker_t *b, int32_t *id, const char **host, int *port)
+{
+    const broker_config_t *cfg = &b->node.cfg;
+    const raft_voters_entry_t *e = raft_voters_hist_last(&b->voters);
+    const raft_voter_t *v;
+    const raft_endpoint_t *ep;
+
+    *id = b->node.raft ? raft_leader(raft_node_core(b->node.raft)) : -1;
+    if (*id < 0)
+        return -1;
+    for (int i = 0; i < cfg->quorum.nvoters; i++) {
+        if (cfg->quorum.voters[i].id == *id) {
+            *host = cfg->quorum.voters[i].host;
+            *port = cfg->quorum.voters[i].port;
+            return 0;
+        }
+    }
+    /* a dynamic quorum: the voter set in force, else where the leader's
+     * Fetch responses said it is (before its VotersRecord is committed) */
+    if (b->node.voters && e && (v = raft_voters_find(&e->set, *id)) &&
+        (ep = broker_quorum_voter_ep(cfg, v))) {
+        *host = ep->host;
+        *port = ep->port;
+        return 0;
+    }
+    return raft_net_peer_addr(b->raft_net, *id, host, port);
 }
 
 static void broker_quorum_raft(const broker_config_t *cfg, raft_config_t *rc)

@@ -157,6 +157,18 @@ void raft_net_set_peer(raft_net_t *net, int32_t id, const char *host, int port)
     p->out = rnet_out(net, p->host, port);
 }
 
+int raft_net_peer_addr(const raft_net_t *net, int32_t id, const char **host, int *port)
+{
+    for (int i = 0; net && i < net->npeers; i++) {
+        if (net->peers[i].id == id) {
+            *host = net->peers[i].host;
+            *port = net->peers[i].port;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static void rnet_learn(void *ctx, int32_t id, const char *host, int32_t host_len, int32_t port)
 {
     char h[256];

@@ -32,6 +32,10 @@ void raft_net_free(raft_net_t *net);
  * moved: its connection is replaced). The transport's learn does this for
  * a leader's endpoint a Fetch response named. */
 void raft_net_set_peer(raft_net_t *net, int32_t id, const char *host, int port);
+/* Where node id is reached: 0 with *host (valid until that peer moves
+ * or the transport is freed) and *port, or -1 for a node it does not
+ * know. */
+int raft_net_peer_addr(const raft_net_t *net, int32_t id, const char **host, int *port);
 /* The seam for raft_node_new. */
 raft_transport_t raft_net_transport(raft_net_t *net);
 

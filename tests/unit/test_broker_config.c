@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "broker/broker_config.h"
+#include "broker/broker_storage.h"
 #include "cluster/cfg_broker.h"
 #include "tests/unit/unit.h"
 #include "util/logging.h"
@@ -370,7 +371,7 @@ static void test_parser_quorum(void)
     CU_ASSERT_PTR_NULL(q->rack);
     CU_ASSERT(broker_config_is_voter(&cfg, 1));
     CU_ASSERT_FALSE(broker_config_is_voter(&cfg, 2));
-    CU_ASSERT_EQUAL(broker_config_check_shape(&cfg), 0);
+    CU_ASSERT(broker_storage_single_node(&cfg)); /* its own quorum: no Raft */
     broker_config_free(&cfg);
 
     CU_ASSERT_EQUAL_FATAL(
@@ -392,10 +393,11 @@ static void test_parser_quorum(void)
     CU_ASSERT_EQUAL(q->max_idle_interval_ms, 50);
     CU_ASSERT_EQUAL(q->snapshot_max_bytes, 1000);
     CU_ASSERT_STRING_EQUAL(q->rack, "r1");
-    CU_ASSERT_EQUAL(broker_config_check_shape(&cfg), 0); /* a voter of several */
+    CU_ASSERT_FALSE(broker_storage_single_node(&cfg)); /* a voter of several */
     broker_config_free(&cfg);
 
-    /* a broker-only node of a dynamic quorum is read (format needs it) */
+    /* a broker-only node of a dynamic quorum is read and runs (an
+     * observer that finds the leader through the bootstrap servers) */
     CU_ASSERT_EQUAL_FATAL(load_with(&cfg, 0, "process.roles=broker\nnode.id=4\n"
                                              "controller.quorum.bootstrap.servers=c1:9093,c2:9094\n"
                                              "listeners=PLAINTEXT://:9092\n"
@@ -407,7 +409,52 @@ static void test_parser_quorum(void)
     CU_ASSERT_STRING_EQUAL(q->bootstrap[1].host, "c2");
     CU_ASSERT_EQUAL(q->bootstrap[1].port, 9094);
     CU_ASSERT(cfg.role_broker && !cfg.role_controller);
-    CU_ASSERT_EQUAL(broker_config_check_shape(&cfg), -1);
+    CU_ASSERT_FALSE(broker_storage_single_node(&cfg));
+    broker_config_free(&cfg);
+}
+
+/* A node of a dynamic quorum: combined, controller-only and broker-only
+ * shapes are read as Kafka reads them, and only a combined node whose one
+ * bootstrap server is its own controller listener is the single node
+ * (etc/server.properties: no Raft, no format step); the others run the
+ * Raft node. */
+static void test_parser_dynamic_shapes(void)
+{
+    static const char combined[] =
+        "process.roles=broker,controller\nnode.id=1\n"
+        "listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"
+        "controller.listener.names=CONTROLLER\nlog.dirs=/tmp/x\n";
+    static const struct {
+        const char *roles, *bootstrap;
+        int single;
+    } cases[] = {
+        {NULL, "127.0.0.1:9093", 1},            /* the README's single node */
+        {NULL, "localhost:9093", 1},            /* both loopback names */
+        {NULL, "127.0.0.1:9093,127.0.0.1:9094,127.0.0.1:9095", 0}, /* one of three */
+        {NULL, "127.0.0.1:9094", 0},            /* another node's listener */
+        {NULL, "10.0.0.1:9093", 0},             /* another host */
+        {"process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:9093\n", "127.0.0.1:9093", 0},
+    };
+    broker_config_t cfg;
+    char text[1024];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text), "%scontroller.quorum.bootstrap.servers=%s\n%s", combined,
+                 cases[i].bootstrap, cases[i].roles ? cases[i].roles : "");
+        CU_ASSERT_EQUAL_FATAL(load_with(&cfg, 0, text), 0);
+        CU_ASSERT_EQUAL(cfg.quorum.nvoters, 0);
+        CU_ASSERT_EQUAL(broker_storage_single_node(&cfg), cases[i].single);
+        broker_config_free(&cfg);
+    }
+    /* a broker-only node needs no controller listener of its own */
+    CU_ASSERT_EQUAL_FATAL(load_with(&cfg, 0, "process.roles=broker\nnode.id=4\n"
+                                             "controller.quorum.bootstrap.servers=127.0.0.1:9093\n"
+                                             "listeners=PLAINTEXT://127.0.0.1:9192\n"
+                                             "controller.listener.names=CONTROLLER\n"
+                                             "listener.security.protocol.map=CONTROLLER:PLAINTEXT,"
+                                             "PLAINTEXT:PLAINTEXT\nlog.dirs=/tmp/x\n"),
+                          0);
+    CU_ASSERT_FALSE(broker_storage_single_node(&cfg));
     broker_config_free(&cfg);
 }
 
@@ -428,6 +475,7 @@ int main(void)
     CU_add_test(s, "parser: listeners", test_parser_listeners);
     CU_add_test(s, "parser: security keys", test_security_keys);
     CU_add_test(s, "parser: the quorum keys", test_parser_quorum);
+    CU_add_test(s, "parser: shapes of a dynamic quorum's nodes", test_parser_dynamic_shapes);
     int rc = unit_run();
     unlink(props_path);
     return rc;
