@@ -109,25 +109,6 @@ static void check_log_kept(tl_node *brk)
     tl_log("the broker's log survived its kill -9");
 }
 
-static void delete_topic(tl_node *ctl, const char *topic)
-{
-    proto_delete_topics_req_t r;
-    proto_delete_topics_resp_t resp;
-    proto_delete_topics_req_delete_topic_state_t t;
-    int fd = tl_connect(ctl->controller, 2000);
-    TL_ASSERT(fd >= 0, "connect to the controller");
-    proto_delete_topics_req_init(&r);
-    proto_delete_topics_req_delete_topic_state_init(&t);
-    t.name = tl_wire_str(topic);
-    r.topics.n = 1;
-    r.topics.v = &t;
-    r.timeout_ms = 30000;
-    TL_WIRE_CALL(fd, &arena, delete_topics, 20, 6, &r, &resp);
-    close(fd);
-    TL_ASSERT_EQ(resp.responses.v[0].error_code, 0);
-    arena_reset(&arena);
-}
-
 /* Whether the broker's log dir has "c0717-0" itself. */
 static int live_dir(tl_node *brk)
 {
@@ -141,7 +122,7 @@ static void check_deleted_while_down(tl_node *ctl, tl_node *brk)
 {
     int st;
     tl_node_kill9(brk);
-    delete_topic(ctl, "c0717");
+    TL_ASSERT_EQ(tl_kraft_delete_topic(ctl->controller, "c0717"), 0);
     tl_node_start(brk);
     double until = tl_now() + 30;
     while (((st = fenced_state(brk, BRK)) != 0 || live_dir(brk)) && tl_now() < until)

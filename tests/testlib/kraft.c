@@ -309,6 +309,30 @@ int16_t tl_kraft_create_topic(const char *addr, const char *name, int32_t partit
     return err;
 }
 
+int16_t tl_kraft_delete_topic(const char *addr, const char *name)
+{
+    proto_delete_topics_req_t req;
+    proto_delete_topics_req_delete_topic_state_t t;
+    proto_delete_topics_resp_t resp;
+    arena_t arena;
+    int16_t err;
+    int fd = tl_connect(addr, 2000);
+    TL_ASSERT(fd >= 0, "connect to %s", addr);
+    arena_init(&arena, 1 << 14);
+    proto_delete_topics_req_init(&req);
+    proto_delete_topics_req_delete_topic_state_init(&t);
+    t.name = tl_wire_str(name);
+    req.topics.n = 1;
+    req.topics.v = &t;
+    req.timeout_ms = 30000;
+    TL_WIRE_CALL(fd, &arena, delete_topics, 20, 6, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.responses.n, 1);
+    err = resp.responses.v[0].error_code;
+    arena_destroy(&arena);
+    return err;
+}
+
 static void tl_kraft_topic_fill(const proto_metadata_resp_t *resp, tl_kraft_topic *out)
 {
     if (resp->topics.n != 1)

@@ -79,6 +79,8 @@ double tl_kraft_wait_fenced(tl_node *via, int id, int fenced, double timeout_s);
  * broker's, which forwards it): the topic's error code. */
 int16_t tl_kraft_create_topic(const char *addr, const char *name, int32_t partitions,
                               int16_t replication);
+/* DeleteTopics v6 of one topic by name at addr: the topic's error code. */
+int16_t tl_kraft_delete_topic(const char *addr, const char *name);
 
 #define TL_KRAFT_MAX_PARTS 16
 /* A topic as one broker's Metadata describes it. */
