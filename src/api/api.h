@@ -169,5 +169,6 @@ void api_envelope(api_req_t *req);
 void api_broker_registration(api_req_t *req);
 void api_broker_heartbeat(api_req_t *req);
 void api_allocate_producer_ids(api_req_t *req);
+void api_alter_partition(api_req_t *req);
 
 #endif

@@ -147,6 +147,52 @@ int64_t bkr_next_deadline(const bkr_ctl_t *bc, const meta_image_t *img);
 bool bkr_session_valid(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
                        int64_t now_ms);
 
+/* ---- AlterPartition (bkr_alter.c) ---- */
+
+/* One partition of an AlterPartition request: in, as the leader sent it
+ * (isr_epochs[i] -1: not checked, as every version below 3 is), and out,
+ * its answer. */
+typedef struct bkr_alter_part_s {
+    int32_t partition;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    int8_t recovery_state;   /* LeaderRecoveryState: 0 recovered, 1 recovering */
+    int32_t nisr;
+    const int32_t *isr;
+    const int64_t *isr_epochs;
+    /* out: err, else the partition as it is once the batch is applied */
+    int16_t err;
+    int32_t leader, new_leader_epoch, new_partition_epoch;
+    int32_t nnew;
+    const int32_t *new_isr;  /* the request's or the image's */
+} bkr_alter_part_t;
+
+typedef struct bkr_alter_topic_s {
+    uint8_t topic_id[16];
+    bkr_alter_part_t *parts;
+    int nparts;
+} bkr_alter_topic_t;
+
+typedef struct bkr_alter_req_s {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    bkr_alter_topic_t *topics;
+    int ntopics;
+} bkr_alter_req_t;
+
+/* AlterPartition from a partition leader, as Kafka 4.4's controller takes
+ * it without eligible leader replicas: STALE_BROKER_EPOCH (ans->err) for
+ * a requester not registered at its epoch; else per partition, in
+ * Kafka's order, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
+ * NOT_CONTROLLER (the leader knows newer epochs than this image),
+ * FENCED_LEADER_EPOCH, INVALID_REQUEST (not the leader; an ISR that is
+ * not a set of replicas or lacks the leader; a recovery state it may not
+ * take), INVALID_UPDATE_VERSION (an older partition epoch),
+ * INELIGIBLE_REPLICA (a member not registered, shutting down, fenced or
+ * at another broker epoch); a new ISR becomes a PartitionChangeRecord. */
+void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_t *out,
+                         bkr_answer_t *ans);
+
 /* ---- partition changes (bkr_isr.c) ---- */
 
 /* PartitionChangeRecords taking broker id out of the ISR and leadership

@@ -118,6 +118,7 @@ enum ctl_kind {
     CTL_NOOP,             /* the controller's own: a NoOpRecord when idle */
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
+    CTL_ALTER_PARTITION,  /* a partition leader's AlterPartition (alter) */
 };
 
 /* UpdateFeatures' upgrade types, numbered as on the wire; any other value
@@ -165,7 +166,10 @@ struct ctl_op_s {
     const void *broker_req;  /* CTL_BROKER_REGISTER: a bkr_register_req_t,
                                 CTL_BROKER_HEARTBEAT: a bkr_heartbeat_req_t
                                 (cluster/bkr.h) */
-    void *broker_ans;        /* both: the bkr_answer_t to fill */
+    void *broker_ans;        /* both, and CTL_ALTER_PARTITION: the
+                                bkr_answer_t to fill */
+    void *alter;             /* CTL_ALTER_PARTITION: a bkr_alter_req_t,
+                                whose answers are filled in */
     void (*done)(ctl_op_t *op);
     void *udata;
     /* out */

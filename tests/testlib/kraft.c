@@ -343,8 +343,12 @@ static void tl_kraft_topic_fill(const proto_metadata_resp_t *resp, tl_kraft_topi
     for (int i = 0; i < t->partitions.n; i++) {
         const proto_metadata_resp_metadata_response_partition_t *p = &t->partitions.v[i];
         int32_t idx = p->partition_index;
-        if (idx < 0 || idx >= t->partitions.n || p->replica_nodes.n > TL_CLUSTER_MAX)
+        if (idx < 0 || idx >= t->partitions.n || p->replica_nodes.n > TL_CLUSTER_MAX ||
+            p->isr_nodes.n > TL_CLUSTER_MAX)
             return;
+        out->nisr[idx] = p->isr_nodes.n;
+        for (int r = 0; r < p->isr_nodes.n; r++)
+            out->isr[idx][r] = p->isr_nodes.v[r];
         out->leader[idx] = p->leader_id;
         out->nrep[idx] = p->replica_nodes.n;
         for (int r = 0; r < p->replica_nodes.n; r++)

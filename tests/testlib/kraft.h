@@ -89,6 +89,8 @@ typedef struct tl_kraft_topic {
     int32_t leader[TL_KRAFT_MAX_PARTS];
     int nrep[TL_KRAFT_MAX_PARTS];
     int32_t rep[TL_KRAFT_MAX_PARTS][TL_CLUSTER_MAX];
+    int nisr[TL_KRAFT_MAX_PARTS];
+    int32_t isr[TL_KRAFT_MAX_PARTS][TL_CLUSTER_MAX];
 } tl_kraft_topic;
 
 /* Metadata v12 of topic (no auto-creation) at node's broker listener; 0,

@@ -525,6 +525,89 @@ static void test_controlled_shutdown(void)
     CU_ASSERT(a.should_shutdown);
 }
 
+/* ---- AlterPartition ---- */
+
+/* AlterPartition of t-0 from broker `from`, the ISR isr[0..n) (epochs
+ * NULL: not checked): partition 0's error, or the top-level one. */
+static int16_t alter(int32_t from, int32_t leader_epoch, int32_t partition_epoch,
+                     const int32_t *isr, int n, const int64_t *epochs, bkr_alter_part_t *ap)
+{
+    const mi_broker_t *b = meta_image_broker(&img, from);
+    bkr_alter_topic_t t;
+    bkr_alter_req_t q = {from, b ? b->epoch : 0, &t, 1};
+    bkr_answer_t a;
+    memset(ap, 0, sizeof(*ap));
+    memcpy(t.topic_id, TID, 16);
+    t.parts = ap;
+    t.nparts = 1;
+    ap->leader_epoch = leader_epoch;
+    ap->partition_epoch = partition_epoch;
+    ap->isr = isr;
+    ap->nisr = n;
+    ap->isr_epochs = epochs;
+    bkr_alter_partition(&img, &q, &out, &a);
+    commit();
+    return a.err ? a.err : ap->err;
+}
+
+static void test_alter_partition(void)
+{
+    bkr_alter_part_t ap;
+    join(1, NULL);
+    join(2, NULL);
+    join(3, NULL);
+    int32_t reps[] = {1, 2, 3}, shrunk[] = {1, 3}, bad[] = {1, 4}, dup[] = {1, 3, 3};
+    int32_t noleader[] = {2, 3};
+    topic(reps, 3);
+
+    /* The leader drops 2: a PartitionChangeRecord, a new partition epoch. */
+    CU_ASSERT_EQUAL(alter(1, 0, 0, shrunk, 2, NULL, &ap), 0);
+    CU_ASSERT(ap.leader == 1 && ap.new_leader_epoch == 0 && ap.new_partition_epoch == 1);
+    CU_ASSERT_EQUAL(part0()->nisr, 2);
+    CU_ASSERT_EQUAL(part0()->partition_epoch, 1);
+    CU_ASSERT_EQUAL(part0()->leader_epoch, 0);
+    /* The same ISR again writes nothing and answers the partition. */
+    int64_t at = next_off;
+    CU_ASSERT_EQUAL(alter(1, 0, 1, shrunk, 2, NULL, &ap), 0);
+    CU_ASSERT(next_off == at && ap.new_partition_epoch == 1 && ap.nnew == 2);
+
+    /* Kafka's checks, in its order. */
+    CU_ASSERT_EQUAL(alter(1, 1, 1, reps, 3, NULL, &ap), KERR_NOT_CONTROLLER);
+    CU_ASSERT_EQUAL(alter(1, 0, 2, reps, 3, NULL, &ap), KERR_NOT_CONTROLLER);
+    CU_ASSERT_EQUAL(alter(2, 0, 1, reps, 3, NULL, &ap), KERR_INVALID_REQUEST);
+    CU_ASSERT_EQUAL(alter(1, 0, 0, reps, 3, NULL, &ap), KERR_INVALID_UPDATE_VERSION);
+    CU_ASSERT_EQUAL(alter(1, 0, 1, bad, 2, NULL, &ap), KERR_INVALID_REQUEST);
+    CU_ASSERT_EQUAL(alter(1, 0, 1, dup, 3, NULL, &ap), KERR_INVALID_REQUEST);
+    CU_ASSERT_EQUAL(alter(1, 0, 1, noleader, 2, NULL, &ap), KERR_INVALID_REQUEST);
+    int64_t wrong[] = {-1, -1, 12345};
+    CU_ASSERT_EQUAL(alter(1, 0, 1, reps, 3, wrong, &ap), KERR_INELIGIBLE_REPLICA);
+    /* 2 fenced: it may not rejoin. */
+    do_heartbeat(2, next_off, true, false);
+    CU_ASSERT(meta_image_broker(&img, 2)->fenced);
+    CU_ASSERT_EQUAL(alter(1, 0, 1, reps, 3, NULL, &ap), KERR_INELIGIBLE_REPLICA);
+    /* Unfenced again, with its epoch: it rejoins. */
+    do_heartbeat(2, next_off, false, false);
+    int64_t epochs[] = {meta_image_broker(&img, 1)->epoch, meta_image_broker(&img, 2)->epoch,
+                        meta_image_broker(&img, 3)->epoch};
+    CU_ASSERT_EQUAL(alter(1, 0, 1, reps, 3, epochs, &ap), 0);
+    CU_ASSERT(part0()->nisr == 3 && part0()->partition_epoch == 2);
+    /* A leader epoch the image has passed. */
+    do_heartbeat(1, next_off, false, true); /* controlled shutdown: 2 leads */
+    CU_ASSERT_EQUAL(part0()->leader, 2);
+    CU_ASSERT_EQUAL(alter(1, 0, 2, reps, 3, NULL, &ap), KERR_FENCED_LEADER_EPOCH);
+
+    /* The requester's own epoch, and an unknown topic. */
+    bkr_alter_topic_t t = {{0}, &ap, 1};
+    bkr_alter_req_t q = {2, 999, &t, 1};
+    bkr_answer_t a;
+    memset(&ap, 0, sizeof(ap));
+    bkr_alter_partition(&img, &q, &out, &a);
+    CU_ASSERT_EQUAL(a.err, KERR_STALE_BROKER_EPOCH);
+    q.broker_epoch = meta_image_broker(&img, 2)->epoch;
+    bkr_alter_partition(&img, &q, &out, &a);
+    CU_ASSERT(a.err == 0 && ap.err == KERR_UNKNOWN_TOPIC_ID && out.n == 0);
+}
+
 static void test_unregister(void)
 {
     bkr_answer_t a;
@@ -692,6 +775,8 @@ int main(void)
     CU_add_test(h2, "expiry", test_session_expiry);
     CU_pSuite h3 = CU_add_suite("controlled shutdown", setup, teardown);
     CU_add_test(h3, "controlled shutdown", test_controlled_shutdown);
+    CU_pSuite ap = CU_add_suite("alter partition", setup, teardown);
+    CU_add_test(ap, "checks and changes", test_alter_partition);
     CU_pSuite u = CU_add_suite("unregister", setup, teardown);
     CU_add_test(u, "unregister", test_unregister);
     CU_pSuite p = CU_add_suite("placement", setup, teardown);
