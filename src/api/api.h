@@ -40,6 +40,7 @@ typedef struct api_node_s {
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
     int grp_topic_pending;       /* __consumer_offsets is being created */
+    int16_t grp_topic_err;       /* why its last creation failed (logged), 0 */
     char cluster_id[23];
     /* The endpoints advertised to clients, one per advertised broker
      * listener in the config's order: the broker layer owns them and
