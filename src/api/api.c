@@ -153,6 +153,7 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
     req->arena = &conn->arena;
     req->now_ms = net_now_wall_ms();
     req->kind = ac->kind ? ac->kind : API_L_BROKER;
+    req->listener = ac->listener;
     if ((req->kind & API_L_CONTROLLER) && ac->b->raft)
         req->kind |= API_L_QUORUM;
     if (proto_req_header_decode(&req->hdr, frame, len, &hdr_len) < 0) {

@@ -14,6 +14,15 @@
 #include "partition/part.h"
 #include "proto/proto.h"
 
+/* One endpoint this node advertises to clients: an advertised broker
+ * listener's name, its host (this machine's name when none is written)
+ * and its port (the bound one for port 0). */
+typedef struct api_endpoint_s {
+    char *name; /* owned, as host */
+    char *host;
+    int port;
+} api_endpoint_t;
+
 /* What the handlers reach: the node's services below the api layer, and
  * the api layer's own state, wired by the broker layer (which embeds it
  * in its context). Handlers never call up into the broker. */
@@ -31,9 +40,14 @@ typedef struct api_node_s {
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
     int grp_topic_pending;       /* __consumer_offsets is being created */
+    int16_t grp_topic_err;       /* why its last creation failed (logged), 0 */
     char cluster_id[23];
-    const char *adv_host;        /* the endpoint advertised to clients: the */
-    int adv_port;                /* first advertised non-controller listener */
+    /* The endpoints advertised to clients, one per advertised broker
+     * listener in the config's order: the broker layer owns them and
+     * makes them anew when the listeners change (broker_advertise), so
+     * a handler uses them within its call. */
+    api_endpoint_t *adv;
+    int nadv;
     const char *hostname;        /* this machine's, for listeners without a host */
     int stopping;                /* shutting down: no new requests */
     /* A quorum's broker: sends an Envelope request body to the active
@@ -58,6 +72,7 @@ typedef struct api_req_s {
     void (*env_reply)(void *env, buf_t *out);
     void *env;
     int kind;       /* enum api_listener: the listener it came in on */
+    const char *listener; /* that listener's name (the connection's), or NULL */
     /* A forwarded request that found no active controller in time: the
      * error its local run answers the change with (api_forward.c), 0 for
      * any other request. */
@@ -136,6 +151,7 @@ char *api_cstr(api_req_t *req, proto_str_t s);
 typedef struct api_conn_s {
     api_node_t *b;
     int kind;                    /* enum api_listener of its listener */
+    char *listener;              /* its listener's name (owned), or NULL */
     void *pending;               /* a parked request (delayed fetch), or NULL */
     void (*cancel)(void *pending);  /* the connection is closing: drop it */
     void (*finish)(void *pending);  /* shutting down: answer it now */

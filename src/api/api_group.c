@@ -56,12 +56,34 @@ static int64_t api_group_prop(api_node_t *b, const char *key, int64_t def)
     return x;
 }
 
+/* What the creation of __consumer_offsets came to. Clients retry
+ * FindCoordinator every few hundred milliseconds while it fails (too few
+ * brokers for its replication factor, say), so a failure is logged when
+ * it is new (the first, or another error than the last), at WARN, and its
+ * repeats only at DEBUG: Kafka's broker logs none of them above DEBUG
+ * (its controller logs the refusal at INFO). A success ends the run. */
+static void api_group_topic_result(api_node_t *b, int16_t err, const char *msg)
+{
+    b->grp_topic_pending = 0;
+    if (!err || err == KERR_TOPIC_ALREADY_EXISTS) {
+        if (b->grp_topic_err)
+            lg_info("%s created after %s", GRP_LOG_TOPIC, kerr_name(b->grp_topic_err));
+        b->grp_topic_err = 0;
+        return;
+    }
+    if (err == b->grp_topic_err) {
+        lg_debug("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(err), msg);
+        return;
+    }
+    b->grp_topic_err = err;
+    lg_warn("cannot create %s: %s: %s (the group APIs answer COORDINATOR_NOT_AVAILABLE until it "
+            "can be; retries are logged only at DEBUG)",
+            GRP_LOG_TOPIC, kerr_name(err), msg);
+}
+
 static void api_group_topic_created(ctl_op_t *op)
 {
-    api_node_t *b = op->udata;
-    b->grp_topic_pending = 0;
-    if (op->err && op->err != KERR_TOPIC_ALREADY_EXISTS)
-        lg_error("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(op->err), op->msg);
+    api_group_topic_result(op->udata, op->err, op->msg);
     ctl_op_free(op);
 }
 
@@ -97,10 +119,8 @@ static void api_group_forward_done(void *arg, const uint8_t *resp, size_t len)
     arena_t arena;
     char msg[256];
     arena_init(&arena, 256);
-    b->grp_topic_pending = 0;
     int16_t err = api_group_created_err(resp, len, &arena, msg, sizeof(msg));
-    if (err && err != KERR_TOPIC_ALREADY_EXISTS)
-        lg_error("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(err), msg);
+    api_group_topic_result(b, err, msg);
     arena_destroy(&arena);
 }
 

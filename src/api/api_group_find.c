@@ -48,16 +48,18 @@ static int16_t api_fc_cluster(api_req_t *req, const char *group, api_broker_t *a
     return KERR_NONE;
 }
 
-/* The coordinator of group on a single node: itself, unless the group's
- * partition is offline (Kafka finds no leader for it). */
+/* The coordinator of group on a single node: itself at its endpoint of
+ * the request's listener, unless the group's partition is offline (Kafka
+ * finds no leader for it) or it advertises no such listener. */
 static int16_t api_fc_single(api_req_t *req, const char *group, api_broker_t *ab)
 {
     grp_coord_t *c = api_group_coord(req->b);
-    if (!c || grp_find_coordinator(c, group))
+    const api_endpoint_t *ep = api_node_endpoint(req->b, req->listener);
+    if (!c || grp_find_coordinator(c, group) || !ep)
         return KERR_COORDINATOR_NOT_AVAILABLE;
     ab->id = req->b->cfg.node_id;
-    ab->host = req->b->adv_host;
-    ab->port = req->b->adv_port;
+    ab->host = ep->host;
+    ab->port = ep->port;
     return KERR_NONE;
 }
 

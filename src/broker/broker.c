@@ -55,45 +55,69 @@ static void broker_topic_defaults(const broker_config_t *cfg, topic_cfg_t *t)
     t->flush_ms = cfg->log_flush_interval_ms;
 }
 
-/* The endpoint advertised to clients, once the listeners are open: the
- * first advertised listener that is not a controller listener, with the
- * host name for one without a host and the bound port for port 0. Again
- * after a dynamic change of the listeners (the host is copied: the
- * listeners it came from may go). */
+int broker_listener_port(const broker_t *b, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 0; i < b->nlisteners; i++)
+        if (!strncmp(b->lkeys[i], name, len) && b->lkeys[i][len] == ' ')
+            return net_listener_port(b->listeners[i]);
+    return b->nlisteners ? net_listener_port(b->listeners[0]) : 9092;
+}
+
+static void broker_adv_free(broker_t *b)
+{
+    for (int i = 0; i < b->node.nadv; i++) {
+        free(b->node.adv[i].name);
+        free(b->node.adv[i].host);
+    }
+    free(b->node.adv);
+    b->node.adv = NULL;
+    b->node.nadv = 0;
+}
+
+/* The endpoints advertised to clients, once the listeners are open: each
+ * advertised listener that is not a controller listener, with the host
+ * name for one without a host and its listener's bound port for port 0
+ * (as Kafka takes it). Again after a dynamic change of the listeners: made
+ * anew (the listeners they came from may go), which is why handlers keep
+ * them no longer than their call. */
 void broker_advertise(broker_t *b)
 {
     const broker_config_t *cfg = &b->node.cfg;
     const bcfg_listener_t *l = cfg->nadvertised ? cfg->advertised : cfg->listeners;
     int n = cfg->nadvertised ? cfg->nadvertised : cfg->nlisteners;
 
-    int first = -1; /* the first open broker listener */
-
-    for (int i = b->nlisteners - 1; i >= 0; i--)
-        if (b->lkinds[i] == API_L_BROKER)
-            first = i;
-    b->node.adv_host = b->hostname;
-    b->node.adv_port = first >= 0 ? net_listener_port(b->listeners[first]) : 9092;
+    broker_adv_free(b);
+    b->node.adv = xcalloc((size_t)n + 1, sizeof(*b->node.adv));
     for (int i = 0; i < n; i++) {
         if (l[i].controller)
             continue;
-        snprintf(b->adv_host, sizeof(b->adv_host), "%s", *l[i].host ? l[i].host : b->hostname);
-        b->node.adv_host = b->adv_host;
-        b->node.adv_port = l[i].port;
-        if (l[i].port == 0 && first >= 0)
-            b->node.adv_port = net_listener_port(b->listeners[first]);
-        return;
+        api_endpoint_t *ep = &b->node.adv[b->node.nadv++];
+        ep->name = xstrdup(l[i].name);
+        ep->host = xstrdup(*l[i].host ? l[i].host : b->hostname);
+        ep->port = l[i].port ? l[i].port : broker_listener_port(b, l[i].name);
     }
 }
 
 /* ---- connections ---- */
 
-/* The kind of open listener lst (enum api_listener). */
-static int broker_listener_kind(const broker_t *b, const net_listener_t *lst)
+/* The index of open listener lst, or -1. */
+static int broker_listener_index(const broker_t *b, const net_listener_t *lst)
 {
     for (int i = 0; i < b->nlisteners; i++)
         if (b->listeners[i] == lst)
-            return b->lkinds[i];
-    return API_L_BROKER;
+            return i;
+    return -1;
+}
+
+/* A connection's listener: its kind (enum api_listener) and its name (the
+ * first word of its key), copied, since the listener may close first. */
+static void broker_conn_listener(const broker_t *b, const net_listener_t *lst, api_conn_t *ac)
+{
+    int i = broker_listener_index(b, lst);
+    ac->kind = i >= 0 ? b->lkinds[i] : API_L_BROKER;
+    if (i >= 0)
+        ac->listener = xstrndup(b->lkeys[i], strcspn(b->lkeys[i], " "));
 }
 
 static void broker_on_accept(net_listener_t *lst, int fd, void *data)
@@ -114,7 +138,7 @@ static void broker_on_accept(net_listener_t *lst, int fd, void *data)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &b->node.cfg.socket_receive_buffer_bytes, sizeof(int));
     api_conn_t *ac = conn->udata;
     ac->b = &b->node;
-    ac->kind = broker_listener_kind(b, lst);
+    broker_conn_listener(b, lst, ac);
     conn->next = b->conns.next;
     conn->prev = &b->conns;
     b->conns.next->prev = conn;
@@ -131,6 +155,8 @@ static void broker_on_close(net_conn_t *conn)
         return;
     }
     api_on_close(conn);
+    free(ac->listener);
+    ac->listener = NULL;
     conn->prev->next = conn->next;
     conn->next->prev = conn->prev;
     /* the node is the broker context's first member */
@@ -616,6 +642,7 @@ int broker_run(broker_t *b)
     free(b->listeners);
     free(b->lkeys);
     free(b->lkinds);
+    broker_adv_free(b);
     if (b->sigio.fd >= 0) {
         net_io_del(b->node.loop, &b->sigio);
         close(b->sigio.fd);

@@ -29,7 +29,6 @@ typedef struct broker_s {
     net_conn_t conns;     /* list head of live connections */
     int nconns;
     char hostname[256];   /* for listeners without a host */
-    char adv_host[256];   /* node.adv_host's text */
     int64_t start_mono_ms;
     int purging;          /* deleted files being removed on a worker */
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
@@ -57,9 +56,12 @@ int broker_run(broker_t *b);
  * controller's APIs, the others the broker's). Returns the number that
  * could not be opened (logged). */
 int broker_listeners_sync(broker_t *b);
-/* Sets the endpoint advertised to clients (node.adv_host, adv_port) from
- * the listeners. */
+/* Sets the endpoints advertised to clients (node.adv, nadv) from the
+ * config and the open listeners. */
 void broker_advertise(broker_t *b);
+/* The bound port of the open listener named name, else of the first
+ * (9092 when none is open). */
+int broker_listener_port(const broker_t *b, const char *name);
 /* Registers this node as a broker with its own controller, once the
  * listeners are bound (broker_reg.c). Returns 0, or -1 (logged: the node
  * then serves as the cluster's only broker without a registration). */

@@ -216,7 +216,7 @@ static void blife_register(broker_life_t *l, net_out_t *out)
         const char *host = *ls[i].host ? ls[i].host : b->hostname;
         lv[nl].name = (proto_str_t){ls[i].name, (int32_t)strlen(ls[i].name)};
         lv[nl].host = (proto_str_t){host, (int32_t)strlen(host)};
-        lv[nl].port = (uint16_t)(ls[i].port ? ls[i].port : b->node.adv_port);
+        lv[nl].port = (uint16_t)(ls[i].port ? ls[i].port : broker_listener_port(b, ls[i].name));
         lv[nl].security_protocol = 0; /* PLAINTEXT: the only one served */
         nl++;
     }

@@ -26,16 +26,6 @@ static int16_t broker_protocol_id(const char *name)
     return 0;
 }
 
-/* The bound port of the open listener of that name, else of the first. */
-static int broker_bound_port(const broker_t *b, const char *name)
-{
-    size_t len = strlen(name);
-    for (int i = 0; i < b->nlisteners; i++)
-        if (!strncmp(b->lkeys[i], name, len) && b->lkeys[i][len] == ' ')
-            return net_listener_port(b->listeners[i]);
-    return b->nlisteners ? net_listener_port(b->listeners[0]) : 9092;
-}
-
 static meta_str_t broker_mstr(const char *s)
 {
     meta_str_t m = {s, (int32_t)strlen(s)};
@@ -54,7 +44,7 @@ int broker_register(broker_t *b)
             continue;
         v[k].name = broker_mstr(l[i].name);
         v[k].host = broker_mstr(*l[i].host ? l[i].host : b->hostname);
-        v[k].port = (uint16_t)(l[i].port ? l[i].port : broker_bound_port(b, l[i].name));
+        v[k].port = (uint16_t)(l[i].port ? l[i].port : broker_listener_port(b, l[i].name));
         v[k].security_protocol = broker_protocol_id(l[i].protocol);
         k++;
     }

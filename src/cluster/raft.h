@@ -98,8 +98,10 @@ typedef struct raft_msg_s {
     const raft_batch_t *batches; /* records the driver received; the core
                                     reads them in the call only */
     int nbatches;
-    /* A Fetch response's NodeEndpoints entry of its leader (the driver's:
-     * where an observer of a dynamic quorum reaches it), or NULL */
+    /* The driver's, never the core's: where leader_id is reached (a
+     * response's NodeEndpoints entry, given or to be sent), or where the
+     * sender of a BeginQuorumEpoch or EndQuorumEpoch request is (its
+     * LeaderEndpoints); NULL when none */
     const char *leader_host;
     int32_t leader_host_len;
     int32_t leader_port;

@@ -180,6 +180,19 @@ static void rnet_learn(void *ctx, int32_t id, const char *host, int32_t host_len
     raft_net_set_peer(ctx, id, h, port);
 }
 
+static int rnet_addr(void *ctx, int32_t id, const char **host, int *port)
+{
+    raft_net_t *net = ctx;
+    for (int i = 0; i < net->npeers; i++) {
+        if (net->peers[i].id != id)
+            continue;
+        *host = net->peers[i].host;
+        *port = net->peers[i].port;
+        return 0;
+    }
+    return -1;
+}
+
 void raft_net_free(raft_net_t *net)
 {
     if (!net)
@@ -200,6 +213,6 @@ void raft_net_free(raft_net_t *net)
 
 raft_transport_t raft_net_transport(raft_net_t *net)
 {
-    raft_transport_t tr = {net, rnet_send, rnet_learn};
+    raft_transport_t tr = {net, rnet_send, rnet_learn, rnet_addr};
     return tr;
 }

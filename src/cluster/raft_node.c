@@ -169,9 +169,29 @@ static rn_pending_t *rn_pending_take(raft_node_t *node, int type, int32_t src)
     return NULL;
 }
 
+/* The answer with the endpoint of the leader it names when that is
+ * another node (the wire layer names this node's own): where the
+ * transport reaches it, as KRaft's responses carry the leader's
+ * endpoints, so that a node that learns of a new leader from them can
+ * connect to it. */
+static raft_msg_t rn_with_leader(const raft_node_t *node, const raft_msg_t *msg)
+{
+    raft_msg_t m = *msg;
+    const char *host;
+    int port;
+    if (m.leader_id >= 0 && m.leader_id != node->cfg.wire.node_id && node->tr.addr &&
+        node->tr.addr(node->tr.ctx, m.leader_id, &host, &port) == 0) {
+        m.leader_host = host;
+        m.leader_host_len = (int32_t)strlen(host);
+        m.leader_port = port;
+    }
+    return m;
+}
+
 static void rn_send_answer(raft_node_t *node, const raft_msg_t *msg)
 {
     rn_pending_t *p = rn_pending_take(node, msg->type - 1, msg->dst);
+    raft_msg_t m = rn_with_leader(node, msg);
     buf_t body, rec;
     if (!p)
         return; /* its connection closed, or an older copy was answered */
@@ -180,7 +200,7 @@ static void rn_send_answer(raft_node_t *node, const raft_msg_t *msg)
     if (msg->type == RAFT_FETCH_RESP && msg->rec_to > msg->rec_from &&
         rn_disk_records(node, msg->rec_from, msg->rec_to, node->cfg.wire.max_bytes, &rec) != 0)
         rec.len = 0; /* an answer without records: the follower asks again */
-    raft_wire_encode_resp(&node->cfg.wire, msg, p->version, rec.p, rec.len, &body);
+    raft_wire_encode_resp(&node->cfg.wire, &m, p->version, rec.p, rec.len, &body);
     buf_free(&rec);
     p->reply(p->arg, &body);
     free(p);
@@ -220,6 +240,10 @@ int raft_node_request(raft_node_t *node, int16_t api_key, int16_t version, const
         return rn_snap_serve(node, version, body, len, reply, reply_arg);
     arena_init(&arena, 1024);
     int rc = raft_wire_decode_req(&node->cfg.wire, api_key, version, body, len, &arena, &msg);
+    if (rc == 0 && msg.leader_host && node->tr.learn)
+        node->tr.learn(node->tr.ctx, msg.src, msg.leader_host, msg.leader_host_len,
+                       msg.leader_port); /* the leader that sent it */
+    msg.leader_host = NULL; /* it was in the arena */
     arena_destroy(&arena);
     if (rc < 0)
         return -1;

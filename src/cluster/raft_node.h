@@ -46,8 +46,14 @@ typedef struct raft_transport_s {
     void (*send)(void *ctx, int32_t node_id, int16_t api_key, int16_t version, buf_t *body,
                  raft_resp_fn *cb, void *arg);
     /* Optional: node_id is reached at host[0..host_len):port (a leader's
-     * endpoint a Fetch response named). */
+     * endpoint a response named: Fetch, Vote, BeginQuorumEpoch and
+     * EndQuorumEpoch; or the LeaderEndpoints of a BeginQuorumEpoch or
+     * EndQuorumEpoch request, naming its sender). */
     void (*learn)(void *ctx, int32_t node_id, const char *host, int32_t host_len, int32_t port);
+    /* Optional: where node_id is reached now: 0 with *host (the
+     * transport's, valid until its next learn) and *port, or -1 when
+     * unknown. The leader endpoint of the responses this node sends. */
+    int (*addr)(void *ctx, int32_t node_id, const char **host, int *port);
 } raft_transport_t;
 
 /* The answer to a request that came in: a response body at the request's

@@ -2,6 +2,7 @@
  * per API; each request and response names the single partition
  * __cluster_metadata-0. */
 #include <string.h>
+#include <strings.h>
 
 #include "cluster/meta_log.h"
 #include "cluster/raft_wire.h"
@@ -85,6 +86,91 @@ static void msg_init(raft_msg_t *m, int type)
     m->snap_epoch = -1;
 }
 
+/* KRaft's NodeEndpoints: where the leader a response names is reached
+ * on the controller listener (Vote, BeginQuorumEpoch and EndQuorumEpoch
+ * v1+, Fetch v17+, a tagged field the codec leaves out below those).
+ * This node's own endpoint when it leads; another leader's as the driver
+ * put it in m (where this node reaches it); none when unknown. */
+static int leader_endpoint(const raft_wire_t *w, const raft_msg_t *m, proto_str_t *host,
+                           int32_t *port)
+{
+    if (m->leader_id < 0)
+        return 0;
+    if (m->leader_id == w->node_id) {
+        if (!w->host || !w->port)
+            return 0;
+        *host = (proto_str_t){w->host, (int32_t)strlen(w->host)};
+        *port = w->port;
+        return 1;
+    }
+    if (!m->leader_host || m->leader_host_len <= 0 || m->leader_port <= 0 ||
+        m->leader_port > 65535)
+        return 0;
+    *host = (proto_str_t){m->leader_host, m->leader_host_len};
+    *port = m->leader_port;
+    return 1;
+}
+
+/* Sets a response's NodeEndpoints (r: a decoded or to be encoded
+ * response struct, ep: one entry of its element type) to the leader's. */
+#define SET_LEADER_EP(w, m, r, ep)                                                                 \
+    do {                                                                                           \
+        proto_str_t lhost_;                                                                        \
+        int32_t lport_;                                                                            \
+        memset(&(ep), 0, sizeof(ep));                                                              \
+        if (leader_endpoint((w), (m), &lhost_, &lport_)) {                                         \
+            (ep).node_id = (m)->leader_id;                                                         \
+            (ep).host = lhost_;                                                                    \
+            (ep).port = lport_; /* uint16 in the KRaft messages, int32 in Fetch */                 \
+            (r).node_endpoints.n = 1;                                                              \
+            (r).node_endpoints.v = &(ep);                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* The NodeEndpoints entry of the leader a decoded response names into m
+ * (its host points into the decoded strings). */
+#define GET_LEADER_EP(r, m)                                                                        \
+    do {                                                                                           \
+        for (int32_t i_ = 0; i_ < (r).node_endpoints.n; i_++) {                                    \
+            if ((r).node_endpoints.v[i_].node_id != (m)->leader_id ||                              \
+                (r).node_endpoints.v[i_].host.len <= 0)                                            \
+                continue;                                                                          \
+            (m)->leader_host = (r).node_endpoints.v[i_].host.p;                                    \
+            (m)->leader_host_len = (r).node_endpoints.v[i_].host.len;                              \
+            (m)->leader_port = (r).node_endpoints.v[i_].port;                                      \
+        }                                                                                          \
+    } while (0)
+
+/* The LeaderEndpoints entry of this node's controller listener in a
+ * BeginQuorumEpoch or EndQuorumEpoch request (the first without a name
+ * of ours) into m: where the sender, the leader, is reached. */
+#define GET_REQ_LEADER_EP(w, r, m)                                                                 \
+    do {                                                                                           \
+        for (int32_t i_ = 0; i_ < (r).leader_endpoints.n && !(m)->leader_host; i_++) {             \
+            proto_str_t n_ = (r).leader_endpoints.v[i_].name;                                      \
+            if ((w)->listener && (n_.len != (int32_t)strlen((w)->listener) ||                      \
+                                  strncasecmp(n_.p, (w)->listener, (size_t)n_.len)))               \
+                continue;                                                                          \
+            if ((r).leader_endpoints.v[i_].host.len <= 0)                                          \
+                continue;                                                                          \
+            (m)->leader_host = (r).leader_endpoints.v[i_].host.p;                                  \
+            (m)->leader_host_len = (r).leader_endpoints.v[i_].host.len;                            \
+            (m)->leader_port = (r).leader_endpoints.v[i_].port;                                    \
+        }                                                                                          \
+    } while (0)
+
+/* This node's controller listener as a request's LeaderEndpoints entry. */
+#define SET_REQ_LEADER_EP(w, r, ep)                                                                \
+    do {                                                                                           \
+        if ((w)->listener && (w)->host) {                                                          \
+            (ep).name = (proto_str_t){(w)->listener, (int32_t)strlen((w)->listener)};              \
+            (ep).host = (proto_str_t){(w)->host, (int32_t)strlen((w)->host)};                      \
+            (ep).port = (w)->port;                                                                 \
+            (r).leader_endpoints.n = 1;                                                            \
+            (r).leader_endpoints.v = &(ep);                                                        \
+        }                                                                                          \
+    } while (0)
+
 /* Vote */
 
 static void vote_req(const raft_wire_t *w, const raft_msg_t *m, int16_t v, buf_t *out)
@@ -134,11 +220,12 @@ static int vote_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, si
     return 0;
 }
 
-static void vote_resp(const raft_msg_t *m, int16_t v, buf_t *out)
+static void vote_resp(const raft_wire_t *w, const raft_msg_t *m, int16_t v, buf_t *out)
 {
     proto_vote_resp_t r;
     proto_vote_resp_topic_data_t t;
     proto_vote_resp_partition_data_t p;
+    proto_vote_resp_node_endpoint_t ep;
     proto_vote_resp_init(&r);
     proto_vote_resp_topic_data_init(&t);
     proto_vote_resp_partition_data_init(&p);
@@ -151,6 +238,7 @@ static void vote_resp(const raft_msg_t *m, int16_t v, buf_t *out)
     t.partitions.v = &p;
     r.topics.n = 1;
     r.topics.v = &t;
+    SET_LEADER_EP(w, m, r, ep);
     proto_vote_resp_encode(&r, v, out);
 }
 
@@ -168,6 +256,7 @@ static int vote_resp_decode(int16_t v, const uint8_t *b, size_t len, arena_t *a,
     m->leader_id = p->leader_id;
     m->epoch = p->leader_epoch;
     m->granted = p->vote_granted;
+    GET_LEADER_EP(r, m);
     return 0;
 }
 
@@ -191,13 +280,7 @@ static void begin_req(const raft_wire_t *w, const raft_msg_t *m, int16_t v, buf_
     t.partitions.v = &p;
     r.topics.n = 1;
     r.topics.v = &t;
-    if (w->listener) {
-        ep.name = (proto_str_t){w->listener, (int32_t)strlen(w->listener)};
-        ep.host = (proto_str_t){w->host, (int32_t)strlen(w->host)};
-        ep.port = w->port;
-        r.leader_endpoints.n = 1;
-        r.leader_endpoints.v = &ep;
-    }
+    SET_REQ_LEADER_EP(w, r, ep);
     proto_begin_quorum_epoch_req_encode(&r, v, out);
 }
 
@@ -218,15 +301,17 @@ static int begin_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
         other_voter(w, r.voter_id, &r.topics.v[0].partitions.v[0].voter_directory_id);
     m->src = r.topics.v[0].partitions.v[0].leader_id;
     m->epoch = r.topics.v[0].partitions.v[0].leader_epoch;
+    GET_REQ_LEADER_EP(w, r, m);
     return 0;
 }
 
 /* BeginQuorumEpoch's and EndQuorumEpoch's responses have one shape. */
-#define QUORUM_RESP(api, m, ver_, out)                                                               \
+#define QUORUM_RESP(api, w, m, ver_, out)                                                            \
     do {                                                                                          \
         proto_##api##_resp_t r_;                                                                  \
         proto_##api##_resp_topic_data_t t_;                                                       \
         proto_##api##_resp_partition_data_t p_;                                                   \
+        proto_##api##_resp_node_endpoint_t ep_;                                                   \
         proto_##api##_resp_init(&r_);                                                             \
         proto_##api##_resp_topic_data_init(&t_);                                                  \
         proto_##api##_resp_partition_data_init(&p_);                                              \
@@ -238,6 +323,7 @@ static int begin_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
         t_.partitions.v = &p_;                                                                    \
         r_.topics.n = 1;                                                                          \
         r_.topics.v = &t_;                                                                        \
+        SET_LEADER_EP((w), (m), r_, ep_);                                                         \
         proto_##api##_resp_encode(&r_, (ver_), (out));                                               \
     } while (0)
 
@@ -252,6 +338,7 @@ static int begin_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, s
                 (m)->err = r_.topics.v[0].partitions.v[0].error_code;                             \
                 (m)->leader_id = r_.topics.v[0].partitions.v[0].leader_id;                        \
                 (m)->epoch = r_.topics.v[0].partitions.v[0].leader_epoch;                         \
+                GET_LEADER_EP(r_, (m));                                                           \
             } else if (!r_.error_code) {                                                          \
                 (rc) = -1;                                                                        \
             }                                                                                     \
@@ -266,6 +353,7 @@ static void end_req(const raft_wire_t *w, const raft_msg_t *m, int16_t v, buf_t 
     proto_end_quorum_epoch_req_topic_data_t t;
     proto_end_quorum_epoch_req_partition_data_t p;
     proto_end_quorum_epoch_req_replica_info_t cands[RAFT_MAX_VOTERS];
+    proto_end_quorum_epoch_req_leader_endpoint_t ep;
     int32_t succ[RAFT_MAX_VOTERS];
     proto_end_quorum_epoch_req_init(&r);
     proto_end_quorum_epoch_req_topic_data_init(&t);
@@ -287,6 +375,7 @@ static void end_req(const raft_wire_t *w, const raft_msg_t *m, int16_t v, buf_t 
     t.partitions.v = &p;
     r.topics.n = 1;
     r.topics.v = &t;
+    SET_REQ_LEADER_EP(w, r, ep);
     proto_end_quorum_epoch_req_encode(&r, v, out);
 }
 
@@ -306,6 +395,7 @@ static int end_req_decode(const raft_wire_t *w, int16_t v, const uint8_t *b, siz
     msg_init(m, RAFT_END_REQ);
     m->src = p->leader_id;
     m->epoch = p->leader_epoch;
+    GET_REQ_LEADER_EP(w, r, m);
     if (v == 0) {
         for (int32_t i = 0; i < p->preferred_successors.n && m->nsuccessors < RAFT_MAX_VOTERS; i++)
             m->successors[m->nsuccessors++] = p->preferred_successors.v[i];
@@ -415,16 +505,8 @@ static void fetch_resp(const raft_wire_t *w, const raft_msg_t *m, int16_t v, con
     t.partitions.v = &p;
     r.responses.n = 1;
     r.responses.v = &t;
-    if (m->leader_id == w->node_id && w->host) {
-        /* where the fetcher reaches the leader, as KRaft's NodeEndpoints */
-        memset(&ep, 0, sizeof(ep));
-        ep.node_id = w->node_id;
-        ep.host = (proto_str_t){w->host, (int32_t)strlen(w->host)};
-        ep.port = w->port;
-        ep.rack = PROTO_STR_NULL;
-        r.node_endpoints.n = 1;
-        r.node_endpoints.v = &ep;
-    }
+    SET_LEADER_EP(w, m, r, ep);
+    ep.rack = PROTO_STR_NULL;
     proto_fetch_resp_encode(&r, v, out);
 }
 
@@ -450,14 +532,7 @@ static int fetch_resp_decode(int16_t v, const uint8_t *b, size_t len, arena_t *a
     m->div_end = p->diverging_epoch.end_offset;
     m->snap_end = p->snapshot_id.end_offset;
     m->snap_epoch = p->snapshot_id.epoch;
-    for (int i = 0; i < r.node_endpoints.n; i++) {
-        const proto_fetch_resp_node_endpoint_t *ep = &r.node_endpoints.v[i];
-        if (ep->node_id != m->leader_id || ep->host.len <= 0)
-            continue;
-        m->leader_host = ep->host.p;
-        m->leader_host_len = ep->host.len;
-        m->leader_port = ep->port;
-    }
+    GET_LEADER_EP(r, m);
     *rec = p->records.len > 0 ? p->records.p : NULL;
     *rec_len = p->records.len > 0 ? (size_t)p->records.len : 0;
     return 0;
@@ -511,16 +586,15 @@ int raft_wire_decode_req(const raft_wire_t *w, int16_t api_key, int16_t version,
 void raft_wire_encode_resp(const raft_wire_t *w, const raft_msg_t *msg, int16_t version,
                            const uint8_t *records, size_t rec_len, buf_t *out)
 {
-    (void)w;
     switch (msg->type) {
     case RAFT_VOTE_RESP:
-        vote_resp(msg, version, out);
+        vote_resp(w, msg, version, out);
         break;
     case RAFT_BEGIN_RESP:
-        QUORUM_RESP(begin_quorum_epoch, msg, version, out);
+        QUORUM_RESP(begin_quorum_epoch, w, msg, version, out);
         break;
     case RAFT_END_RESP:
-        QUORUM_RESP(end_quorum_epoch, msg, version, out);
+        QUORUM_RESP(end_quorum_epoch, w, msg, version, out);
         break;
     default:
         fetch_resp(w, msg, version, records, rec_len, out);

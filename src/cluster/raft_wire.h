@@ -9,9 +9,13 @@
  * must be ours: INCONSISTENT_CLUSTER_ID), answered at the top level as
  * KRaft answers it; the voter key a Vote or BeginQuorumEpoch names is
  * checked too (msg.other_voter), which the core answers in the partition
- * (INVALID_VOTER_KEY), as KRaft does. A response does
- * not repeat its request's fields, so decoding one takes the request it
- * answers (its peer, pre-vote flag, fetch position). */
+ * (INVALID_VOTER_KEY), as KRaft does. Leader endpoints: a response
+ * names its leader's (NodeEndpoints: this node's when it leads, else
+ * msg.leader_host), BeginQuorumEpoch and EndQuorumEpoch requests this
+ * node's controller listener (LeaderEndpoints); decoding puts either in
+ * msg.leader_host (for a request: the entry of w's listener name). A
+ * response does not repeat its request's fields, so decoding one takes
+ * the request it answers (its peer, pre-vote flag, fetch position). */
 #ifndef STRAND_CLUSTER_RAFT_WIRE_H
 #define STRAND_CLUSTER_RAFT_WIRE_H
 

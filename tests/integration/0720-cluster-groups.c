@@ -2,7 +2,9 @@
  * 3 controllers and 3 broker-only nodes:
  *   - with two brokers up, fewer than offsets.topic.replication.factor
  *     (3), __consumer_offsets cannot be created: FindCoordinator answers
- *     COORDINATOR_NOT_AVAILABLE, as long as the third is not up;
+ *     COORDINATOR_NOT_AVAILABLE, as long as the third is not up, and each
+ *     broker logs the refused creation once (at WARN), not at every
+ *     client retry;
  *   - FindCoordinator (v0 and v4, so both key forms) at every broker names
  *     the same broker, the leader of the group's __consumer_offsets
  *     partition (Kafka's partitioning: the group id's Java hash code,
@@ -24,6 +26,7 @@
  *     NOT_COORDINATOR. (Partition data is not replicated yet, so the
  *     group's offsets are not checked past the move.)
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,6 +335,31 @@ static void check_coordinator_only(tl_cluster *c, int coord_id, int must_list)
     tl_log("only broker %d answers for %s; the others say NOT_COORDINATOR", coord_id, GROUP);
 }
 
+/* Lines of node's log holding what (0 when there is no log). */
+static int log_count(tl_node *node, const char *what, const char *level)
+{
+    char path[PATH_MAX + 16], line[1024];
+    int n = 0;
+    snprintf(path, sizeof(path), "%s/node.log", node->dir);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, what) && (!level || strstr(line, level));
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The refused creation of __consumer_offsets, asked again at every
+ * FindCoordinator retry, is logged once, at WARN, not at every retry. */
+static void check_logged_once(tl_node *node)
+{
+    const char *what = "cannot create __consumer_offsets";
+    int n = log_count(node, what, NULL);
+    TL_ASSERT(n == 1, "broker %d logged '%s' %d times", node->id, what, n);
+    TL_ASSERT(log_count(node, what, " WARN ") == 1, "broker %d: '%s' not at WARN", node->id,
+              what);
+}
+
 int main(void)
 {
     tl_init("0720-cluster-groups");
@@ -362,6 +390,9 @@ int main(void)
     }
     tl_log("2 brokers for replication factor 3: %d FindCoordinator answers over 2 s, every one "
            "COORDINATOR_NOT_AVAILABLE", asked);
+    if (!tl_is_kafka())
+        for (int id = NC + 1; id < NC + NB; id++)
+            check_logged_once(tl_cluster_node(c, id));
     tl_node_start(tl_cluster_node(c, NC + NB));
     for (int id = NC + 1; id <= NC + NB; id++)
         tl_kraft_wait_fenced(b4, id, 0, 60);

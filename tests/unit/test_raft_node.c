@@ -129,7 +129,7 @@ static void start(int id)
 {
     tnode_t *t = &nodes[id];
     raft_node_config_t cfg;
-    raft_transport_t tr = {(void *)(intptr_t)id, t_send, NULL};
+    raft_transport_t tr = {(void *)(intptr_t)id, t_send, NULL, NULL};
     raft_node_hooks_t hooks = {.ctx = t, .on_commit = on_commit};
     char err[256];
     memset(&cfg, 0, sizeof(cfg));

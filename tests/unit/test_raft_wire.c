@@ -3,7 +3,8 @@
  * encoder and back through the decoder with its fields intact; the
  * receiver's checks (cluster id, the metadata partition, the voter key);
  * a top-level error; the batch headers of a run of records; FetchSnapshot
- * both ways at both versions, and its checks. */
+ * both ways at both versions, and its checks; the leader endpoints of
+ * responses (NodeEndpoints) and of requests (LeaderEndpoints). */
 #include <string.h>
 
 #include "cluster/meta_log.h"
@@ -337,6 +338,136 @@ static void test_fetch_snapshot(void)
     }
 }
 
+/* One response of type (a *_REQ) at v from node 2 naming leader, its
+ * endpoint (for another node than 2) at host:port; decoded back. */
+static void round_leader(int type, int16_t v, int32_t leader, const char *host, int32_t port,
+                         raft_msg_t *d, buf_t *b)
+{
+    raft_wire_t w2 = wire(2);
+    raft_msg_t req = req_of(type), m;
+    const uint8_t *rp;
+    size_t rl;
+    memset(&m, 0, sizeof(m));
+    m.type = type + 1;
+    m.epoch = 9;
+    m.leader_id = leader;
+    m.granted = 1;
+    m.snap_end = m.div_end = -1;
+    m.leader_host = host;
+    m.leader_host_len = host ? (int32_t)strlen(host) : 0;
+    m.leader_port = port;
+    buf_init(b);
+    raft_wire_encode_resp(&w2, &m, v, NULL, 0, b);
+    CU_ASSERT_EQUAL_FATAL(raft_wire_decode_resp(&req, v, b->p, b->len, &arena, d, &rp, &rl), 0);
+    CU_ASSERT_EQUAL(d->leader_id, leader);
+}
+
+static int ep_is(const raft_msg_t *d, const char *host, int32_t port)
+{
+    if (!host)
+        return d->leader_host == NULL;
+    return d->leader_host && d->leader_host_len == (int32_t)strlen(host) &&
+           !memcmp(d->leader_host, host, strlen(host)) && d->leader_port == port;
+}
+
+/* Vote, BeginQuorumEpoch and EndQuorumEpoch responses name the leader's
+ * endpoint from v1 (NodeEndpoints, tag 0): this node's own when it leads,
+ * another leader's as the driver gave it, none without a leader or an
+ * endpoint; v0 has no such field. */
+static void test_response_endpoints(void)
+{
+    static const int types[] = {RAFT_VOTE_REQ, RAFT_BEGIN_REQ, RAFT_END_REQ};
+    for (size_t i = 0; i < 3; i++) {
+        int16_t vmax = types[i] == RAFT_VOTE_REQ ? 2 : 1;
+        for (int16_t v = 0; v <= vmax; v++) {
+            raft_msg_t d;
+            buf_t b;
+            round_leader(types[i], v, 2, NULL, 0, &d, &b);
+            CU_ASSERT(ep_is(&d, v ? "127.0.0.1" : NULL, 9093));
+            buf_free(&b);
+            round_leader(types[i], v, 3, "10.0.0.3", 9095, &d, &b);
+            CU_ASSERT(ep_is(&d, v ? "10.0.0.3" : NULL, 9095));
+            buf_free(&b);
+            round_leader(types[i], v, 3, NULL, 0, &d, &b);
+            CU_ASSERT(ep_is(&d, NULL, 0));
+            buf_free(&b);
+            round_leader(types[i], v, -1, "10.0.0.3", 9095, &d, &b);
+            CU_ASSERT(ep_is(&d, NULL, 0));
+            buf_free(&b);
+            arena_reset(&arena);
+        }
+    }
+    /* a Fetch response names another leader too (v16+) */
+    raft_msg_t d;
+    buf_t b;
+    round_leader(RAFT_FETCH_REQ, 17, 3, "10.0.0.3", 9095, &d, &b);
+    CU_ASSERT(ep_is(&d, "10.0.0.3", 9095));
+    buf_free(&b);
+    arena_reset(&arena);
+}
+
+/* The bytes of a Vote v1 response of leader 2 (this node): the partition
+ * as before, then the tagged field 0 with the one NodeEndpoint. */
+static void test_vote_endpoint_bytes(void)
+{
+    static const uint8_t want[] = {
+        0, 0,                                     /* ErrorCode */
+        2,                                        /* Topics: 1 */
+        19, '_', '_', 'c', 'l', 'u', 's', 't', 'e', 'r', '_', 'm', 'e', 't', 'a', 'd', 'a', 't',
+        'a',                                      /* TopicName */
+        2,                                        /* Partitions: 1 */
+        0, 0, 0, 0,                               /* PartitionIndex */
+        0, 0,                                     /* ErrorCode */
+        0, 0, 0, 2,                               /* LeaderId */
+        0, 0, 0, 9,                               /* LeaderEpoch */
+        1,                                        /* VoteGranted */
+        0,                                        /* partition's tagged fields */
+        0,                                        /* topic's tagged fields */
+        1, 0, 18,                                 /* 1 tagged field: tag 0, 18 bytes */
+        2,                                        /* NodeEndpoints: 1 */
+        0, 0, 0, 2,                               /* NodeId */
+        10, '1', '2', '7', '.', '0', '.', '0', '.', '1', /* Host */
+        0x23, 0x85,                               /* Port 9093 */
+        0,                                        /* endpoint's tagged fields */
+    };
+    raft_msg_t d;
+    buf_t b;
+    round_leader(RAFT_VOTE_REQ, 1, 2, NULL, 0, &d, &b);
+    CU_ASSERT_EQUAL(b.len, sizeof(want));
+    CU_ASSERT(b.len == sizeof(want) && !memcmp(b.p, want, sizeof(want)));
+    buf_free(&b);
+    arena_reset(&arena);
+}
+
+/* BeginQuorumEpoch and EndQuorumEpoch requests carry the leader's
+ * controller listener (LeaderEndpoints, v1+), which the receiver takes
+ * as where the sender is reached: only under its own listener's name. */
+static void test_request_endpoints(void)
+{
+    static const int types[] = {RAFT_BEGIN_REQ, RAFT_END_REQ};
+    for (size_t i = 0; i < 2; i++) {
+        for (int16_t v = 0; v <= 1; v++) {
+            raft_wire_t w1 = wire(1), w2 = wire(2), other = wire(2);
+            raft_msg_t m = req_of(types[i]), d;
+            buf_t b;
+            w1.host = "10.0.0.1";
+            w1.port = 19093;
+            other.listener = "OTHER";
+            buf_init(&b);
+            raft_wire_encode_req(&w1, &m, v, &b);
+            CU_ASSERT_EQUAL_FATAL(raft_wire_decode_req(&w2, raft_wire_api_key(types[i]), v, b.p,
+                                                       b.len, &arena, &d), 0);
+            CU_ASSERT_EQUAL(d.src, 1);
+            CU_ASSERT(ep_is(&d, v ? "10.0.0.1" : NULL, 19093));
+            CU_ASSERT_EQUAL_FATAL(raft_wire_decode_req(&other, raft_wire_api_key(types[i]), v,
+                                                       b.p, b.len, &arena, &d), 0);
+            CU_ASSERT(ep_is(&d, NULL, 0));
+            buf_free(&b);
+            arena_reset(&arena);
+        }
+    }
+}
+
 int main(void)
 {
     arena_init(&arena, 4096);
@@ -349,6 +480,9 @@ int main(void)
     CU_add_test(s, "top-level error", test_error);
     CU_add_test(s, "batch headers", test_batches);
     CU_add_test(s, "FetchSnapshot", test_fetch_snapshot);
+    CU_add_test(s, "leader endpoints of responses", test_response_endpoints);
+    CU_add_test(s, "a Vote v1 response's bytes", test_vote_endpoint_bytes);
+    CU_add_test(s, "leader endpoints of requests", test_request_endpoints);
     int rc = unit_run();
     arena_destroy(&arena);
     return rc;
