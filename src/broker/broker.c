@@ -110,27 +110,14 @@ static int broker_listener_index(const broker_t *b, const net_listener_t *lst)
     return -1;
 }
 
-/* The broker's one copy of a listener name (the first word of key),
- * kept until the broker stops. A connection holds no copy of its own: a
- * small allocation per connection pins the freed buffers of idle
- * connections in the heap (0010 measures them). */
-static const char *broker_lname(broker_t *b, const char *key)
-{
-    size_t n = strcspn(key, " ");
-    for (int i = 0; i < b->nlnames; i++)
-        if (strlen(b->lnames[i]) == n && !strncmp(b->lnames[i], key, n))
-            return b->lnames[i];
-    b->lnames = xrealloc(b->lnames, (size_t)(b->nlnames + 1) * sizeof(*b->lnames));
-    b->lnames[b->nlnames] = xstrndup(key, n);
-    return b->lnames[b->nlnames++];
-}
-
-/* A connection's listener: its kind (enum api_listener) and its name. */
-static void broker_conn_listener(broker_t *b, const net_listener_t *lst, api_conn_t *ac)
+/* A connection's listener: its kind (enum api_listener) and its name (the
+ * first word of its key), copied, since the listener may close first. */
+static void broker_conn_listener(const broker_t *b, const net_listener_t *lst, api_conn_t *ac)
 {
     int i = broker_listener_index(b, lst);
     ac->kind = i >= 0 ? b->lkinds[i] : API_L_BROKER;
-    ac->listener = i >= 0 ? broker_lname(b, b->lkeys[i]) : NULL;
+    if (i >= 0)
+        ac->listener = xstrndup(b->lkeys[i], strcspn(b->lkeys[i], " "));
 }
 
 static void broker_on_accept(net_listener_t *lst, int fd, void *data)
@@ -168,6 +155,7 @@ static void broker_on_close(net_conn_t *conn)
         return;
     }
     api_on_close(conn);
+    free(ac->listener);
     ac->listener = NULL;
     conn->prev->next = conn->next;
     conn->next->prev = conn->prev;
@@ -655,9 +643,6 @@ int broker_run(broker_t *b)
     free(b->lkeys);
     free(b->lkinds);
     broker_adv_free(b);
-    for (int i = 0; i < b->nlnames; i++)
-        free(b->lnames[i]);
-    free(b->lnames);
     if (b->sigio.fd >= 0) {
         net_io_del(b->node.loop, &b->sigio);
         close(b->sigio.fd);

@@ -26,10 +26,6 @@ typedef struct broker_s {
     char **lkeys;         /* listeners[i] serves endpoint lkeys[i] ("NAME host port") */
     int *lkinds;          /* and is of kind lkinds[i] (enum api_listener) */
     int nlisteners;
-    char **lnames;        /* every listener name ever opened, owned: a
-                             connection points at its own (api_conn_t
-                             .listener), which outlives its listener */
-    int nlnames;
     net_conn_t conns;     /* list head of live connections */
     int nconns;
     char hostname[256];   /* for listeners without a host */
