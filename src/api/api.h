@@ -151,7 +151,7 @@ char *api_cstr(api_req_t *req, proto_str_t s);
 typedef struct api_conn_s {
     api_node_t *b;
     int kind;                    /* enum api_listener of its listener */
-    char *listener;              /* its listener's name (owned), or NULL */
+    const char *listener;        /* its listener's name (the broker's), or NULL */
     void *pending;               /* a parked request (delayed fetch), or NULL */
     void (*cancel)(void *pending);  /* the connection is closing: drop it */
     void (*finish)(void *pending);  /* shutting down: answer it now */

@@ -11,33 +11,35 @@
 #include "util/logging.h"
 #include "util/mem.h"
 
-/* A leader the client cannot be sent to, answered as Kafka's metadata
- * cache answers it: no leader (-1), LEADER_NOT_AVAILABLE when the leader
- * has no registration, and when it has no endpoint of the listener the
- * request came in on, LISTENER_NOT_FOUND from v6 (LEADER_NOT_AVAILABLE
- * before). A single node goes by the endpoints it advertises. */
-static void api_md_leader_check(api_req_t *req, api_pview_t *v)
+/* Metadata v0 names only replicas a client can reach, as Kafka's
+ * (its errorUnavailableEndpoints): the others are left out. */
+static int api_md_filter(api_req_t *req, proto_int32_array_t *a)
 {
-    const meta_image_t *img = ctl_image(req->b->ctl);
-    const mi_broker_t *mb;
-    int16_t err = KERR_NONE;
+    int32_t *v = arena_alloc(req->arena, ((size_t)a->n + 1) * sizeof(*v));
+    int32_t n = 0;
+    for (int32_t i = 0; i < a->n; i++)
+        if (api_pview_reachable(req, a->v[i], 1))
+            v[n++] = a->v[i];
+    int lost = n < a->n;
+    a->n = n;
+    a->v = v;
+    return lost;
+}
 
-    if (v->leader_id < 0)
+/* The version's view of a partition's errors: LISTENER_NOT_FOUND is
+ * LEADER_NOT_AVAILABLE before v6; at v0 a led partition that lost
+ * replicas to api_md_filter answers REPLICA_NOT_AVAILABLE. */
+static void api_md_version_view(api_req_t *req, api_pview_t *v)
+{
+    int16_t ver = req->hdr.api_version;
+    if (v->error_code == KERR_LISTENER_NOT_FOUND && ver < 6)
+        v->error_code = KERR_LEADER_NOT_AVAILABLE;
+    if (ver > 0)
         return;
-    if (!req->b->raft && v->leader_id == req->b->cfg.node_id) {
-        if (!api_node_endpoint(req->b, req->listener))
-            err = KERR_LISTENER_NOT_FOUND;
-    } else if (!(mb = meta_image_broker(img, v->leader_id))) {
-        err = KERR_LEADER_NOT_AVAILABLE;
-    } else if (!api_broker_endpoint(mb, req->listener)) {
-        err = KERR_LISTENER_NOT_FOUND;
-    }
-    if (err == KERR_LISTENER_NOT_FOUND && req->hdr.api_version < 6)
-        err = KERR_LEADER_NOT_AVAILABLE;
-    if (err) {
-        v->leader_id = -1;
-        v->error_code = err;
-    }
+    int lost = api_md_filter(req, &v->replica_nodes);
+    lost |= api_md_filter(req, &v->isr_nodes);
+    if (lost && v->leader_id >= 0 && !v->error_code)
+        v->error_code = KERR_REPLICA_NOT_AVAILABLE;
 }
 
 static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_response_topic_t *t,
@@ -60,7 +62,7 @@ static void api_md_fill_topic(api_req_t *req, proto_metadata_resp_metadata_respo
         proto_metadata_resp_metadata_response_partition_init(&t->partitions.v[i]);
         t->partitions.v[i].partition_index = i;
         if (api_pview_get(req, topic, mt, i, &v)) {
-            api_md_leader_check(req, &v);
+            api_md_version_view(req, &v);
             API_PVIEW_SET(&t->partitions.v[i], &v);
             t->partitions.v[i].error_code = v.error_code;
         }

@@ -110,14 +110,29 @@ static int broker_listener_index(const broker_t *b, const net_listener_t *lst)
     return -1;
 }
 
+/* The one copy of listener name key[0..len), kept until shutdown: a
+ * connection points to it, so that it costs no allocation of its own (an
+ * idle connection must stay small, and a small block of each would keep
+ * the freed buffers' pages resident) and outlives its listener. Names
+ * only come from the config, so the list stays short. */
+static const char *broker_lname(broker_t *b, const char *key, size_t len)
+{
+    for (int i = 0; i < b->nlnames; i++)
+        if (strlen(b->lnames[i]) == len && !memcmp(b->lnames[i], key, len))
+            return b->lnames[i];
+    b->lnames = xrealloc(b->lnames, (size_t)(b->nlnames + 1) * sizeof(*b->lnames));
+    b->lnames[b->nlnames] = xstrndup(key, len);
+    return b->lnames[b->nlnames++];
+}
+
 /* A connection's listener: its kind (enum api_listener) and its name (the
- * first word of its key), copied, since the listener may close first. */
-static void broker_conn_listener(const broker_t *b, const net_listener_t *lst, api_conn_t *ac)
+ * first word of its key). */
+static void broker_conn_listener(broker_t *b, const net_listener_t *lst, api_conn_t *ac)
 {
     int i = broker_listener_index(b, lst);
     ac->kind = i >= 0 ? b->lkinds[i] : API_L_BROKER;
     if (i >= 0)
-        ac->listener = xstrndup(b->lkeys[i], strcspn(b->lkeys[i], " "));
+        ac->listener = broker_lname(b, b->lkeys[i], strcspn(b->lkeys[i], " "));
 }
 
 static void broker_on_accept(net_listener_t *lst, int fd, void *data)
@@ -155,8 +170,6 @@ static void broker_on_close(net_conn_t *conn)
         return;
     }
     api_on_close(conn);
-    free(ac->listener);
-    ac->listener = NULL;
     conn->prev->next = conn->next;
     conn->next->prev = conn->prev;
     /* the node is the broker context's first member */
@@ -643,6 +656,9 @@ int broker_run(broker_t *b)
     free(b->lkeys);
     free(b->lkinds);
     broker_adv_free(b);
+    for (int i = 0; i < b->nlnames; i++)
+        free(b->lnames[i]);
+    free(b->lnames);
     if (b->sigio.fd >= 0) {
         net_io_del(b->node.loop, &b->sigio);
         close(b->sigio.fd);

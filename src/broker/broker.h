@@ -25,6 +25,8 @@ typedef struct broker_s {
     net_listener_t **listeners;
     char **lkeys;         /* listeners[i] serves endpoint lkeys[i] ("NAME host port") */
     int *lkinds;          /* and is of kind lkinds[i] (enum api_listener) */
+    char **lnames;        /* every listener name opened since the start (owned; */
+    int nlnames;          /* connections point to them) */
     int nlisteners;
     net_conn_t conns;     /* list head of live connections */
     int nconns;

@@ -3,12 +3,17 @@
  * brokers: broker 2 has two broker listeners, INTERNAL (127.0.0.1, the
  * inter-broker one) and EXTERNAL (another port, advertised as
  * localhost); broker 3 has INTERNAL only.
- *   - Metadata (v12 and v5) through INTERNAL of either broker names both
- *     brokers at their INTERNAL endpoints, every partition led;
+ *   - Metadata (v0, v5, v6, v12) through INTERNAL of either broker names
+ *     both brokers at their INTERNAL endpoints, every partition led;
  *   - Metadata through EXTERNAL names broker 2 alone, at localhost and
  *     its EXTERNAL port; a partition led by broker 3 (which has no such
- *     listener) has leader -1 and LISTENER_NOT_FOUND at v12,
- *     LEADER_NOT_AVAILABLE at v5, its replicas still listed;
+ *     listener) has leader -1 and LISTENER_NOT_FOUND from v6,
+ *     LEADER_NOT_AVAILABLE before; broker 3's replicas are offline (v5+),
+ *     and at v0 left out of replicas and ISR, a partition broker 2 leads
+ *     then answering REPLICA_NOT_AVAILABLE (a topic of replication
+ *     factor 2 shows it);
+ *   - DescribeTopicPartitions through EXTERNAL: leader -1 for broker 3's
+ *     partitions, no error;
  *   - DescribeCluster the same: both brokers through INTERNAL, broker 2
  *     alone at its EXTERNAL endpoint through EXTERNAL;
  *   - FindCoordinator: a group of a __consumer_offsets partition led by
@@ -33,6 +38,8 @@
 
 #define TOPIC "c0722"
 #define NPART 4
+#define TOPIC2 "c0721-rf2" /* replication factor 2: replicas on both brokers */
+#define NPART2 2
 #define NOFF 4 /* offsets.topic.num.partitions */
 #define NMSG 20
 
@@ -97,15 +104,22 @@ static void metadata_at(const char *addr, int16_t ver, const char *topic, arena_
     close(fd);
 }
 
-/* The leaders of topic's nparts partitions through INTERNAL of broker 2,
- * once all have one (30 s at most). */
-static void leaders_of(const char *topic, int nparts, int32_t *leaders)
+/* A partition as INTERNAL shows it: every broker reachable there. */
+typedef struct pinfo {
+    int32_t leader;
+    int nrep;
+    int32_t rep[2];
+} pinfo;
+
+/* The partitions of topic through INTERNAL of broker 2, once all have a
+ * leader and nrep replicas (30 s at most). */
+static void parts_of(const char *topic, int nparts, int nrep, pinfo *out)
 {
     double until = tl_now() + 30;
     for (;;) {
         arena_t arena;
         proto_metadata_resp_t r;
-        int ok = 1;
+        int ok;
         arena_init(&arena, 4096);
         metadata_at(L[2].internal, 12, topic, &arena, &r);
         ok = r.topics.n == 1 && r.topics.v[0].error_code == 0 &&
@@ -113,8 +127,13 @@ static void leaders_of(const char *topic, int nparts, int32_t *leaders)
         for (int32_t i = 0; ok && i < nparts; i++) {
             const proto_metadata_resp_metadata_response_partition_t *p =
                 &r.topics.v[0].partitions.v[i];
-            leaders[p->partition_index] = p->leader_id;
-            ok = p->error_code == 0 && (p->leader_id == 2 || p->leader_id == 3);
+            pinfo *pi = &out[p->partition_index];
+            ok = p->error_code == 0 && (p->leader_id == 2 || p->leader_id == 3) &&
+                 p->replica_nodes.n == nrep;
+            pi->leader = p->leader_id;
+            pi->nrep = nrep;
+            for (int k = 0; ok && k < nrep; k++)
+                pi->rep[k] = p->replica_nodes.v[k];
         }
         arena_destroy(&arena);
         if (ok)
@@ -124,34 +143,122 @@ static void leaders_of(const char *topic, int nparts, int32_t *leaders)
     }
 }
 
-/* Metadata of TOPIC through addr at ver: the brokers named as want, and
- * each partition led as leaders[] has it when its leader is listed,
- * else leader -1 with error missing_err. */
-static void check_metadata(const char *addr, int16_t ver, const int32_t *leaders,
-                           const char *want, int has3, int16_t missing_err)
+static void leaders_of(const char *topic, int nparts, int32_t *leaders)
+{
+    pinfo pi[NPART > NOFF ? NPART : NOFF];
+    parts_of(topic, nparts, 1, pi);
+    for (int i = 0; i < nparts; i++)
+        leaders[i] = pi[i].leader;
+}
+
+/* "a,b" of an int array. */
+static const char *ids_str(const int32_t *v, int n, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%d", i ? "," : "", v[i]);
+    return buf;
+}
+
+/* What Metadata v`ver` must say of partition pi through EXTERNAL
+ * (external: broker 3, which lacks it, is unreachable) or INTERNAL, as
+ * Kafka's metadata cache does: an unreachable leader is -1 with
+ * LISTENER_NOT_FOUND (v6+) or LEADER_NOT_AVAILABLE; unreachable replicas
+ * are offline (v5+) and, at v0 only, left out of replicas and ISR, a led
+ * partition answering REPLICA_NOT_AVAILABLE then. */
+static void check_partition(const proto_metadata_resp_metadata_response_partition_t *p,
+                            const pinfo *pi, int16_t ver, int external, const char *where)
+{
+    int32_t reach[2], off[2];
+    int nreach = 0, noff = 0;
+    char got[64], want[64];
+    for (int k = 0; k < pi->nrep; k++) {
+        if (external && pi->rep[k] == 3)
+            off[noff++] = pi->rep[k];
+        else
+            reach[nreach++] = pi->rep[k];
+    }
+    int led = !external || pi->leader == 2;
+    int16_t err = !led       ? (ver >= 6 ? KERR_LISTENER_NOT_FOUND : KERR_LEADER_NOT_AVAILABLE)
+                  : ver == 0 && noff ? KERR_REPLICA_NOT_AVAILABLE
+                                     : KERR_NONE;
+    TL_ASSERT(p->leader_id == (led ? pi->leader : -1), "%s v%d: partition %d leader %d, want %d",
+              where, ver, p->partition_index, p->leader_id, led ? pi->leader : -1);
+    TL_ASSERT(p->error_code == err, "%s v%d: partition %d error %s, want %s", where, ver,
+              p->partition_index, kerr_name(p->error_code), kerr_name(err));
+    const int32_t *wr = ver == 0 ? reach : pi->rep;
+    int nwr = ver == 0 ? nreach : pi->nrep;
+    ids_str(wr, nwr, want, sizeof(want));
+    ids_str(p->replica_nodes.v, p->replica_nodes.n, got, sizeof(got));
+    TL_ASSERT(!strcmp(got, want), "%s v%d: partition %d replicas %s, want %s", where, ver,
+              p->partition_index, got, want);
+    ids_str(p->isr_nodes.v, p->isr_nodes.n, got, sizeof(got));
+    TL_ASSERT(!strcmp(got, want), "%s v%d: partition %d ISR %s, want %s", where, ver,
+              p->partition_index, got, want);
+    if (ver < 5)
+        return;
+    ids_str(off, noff, want, sizeof(want));
+    ids_str(p->offline_replicas.v, p->offline_replicas.n, got, sizeof(got));
+    TL_ASSERT(!strcmp(got, want), "%s v%d: partition %d offline replicas %s, want %s", where,
+              ver, p->partition_index, got, want);
+}
+
+/* Metadata of topic through addr at ver: the brokers named as want, each
+ * partition as check_partition has it. */
+static void check_metadata(const char *addr, int16_t ver, const char *topic, int nparts,
+                           const pinfo *parts, const char *want, int external)
 {
     arena_t arena;
     proto_metadata_resp_t r;
-    char got[256];
+    char got[256], where[128];
     arena_init(&arena, 4096);
-    metadata_at(addr, ver, TOPIC, &arena, &r);
+    metadata_at(addr, ver, topic, &arena, &r);
     brokers_str(&r, got, sizeof(got));
-    TL_ASSERT(!strcmp(got, want), "Metadata v%d through %s: brokers %s, want %s", ver, addr, got,
-              want);
-    TL_ASSERT(r.topics.n == 1 && r.topics.v[0].error_code == 0, "Metadata v%d: topic error", ver);
-    TL_ASSERT_EQ(r.topics.v[0].partitions.n, NPART);
-    for (int32_t i = 0; i < NPART; i++) {
+    snprintf(where, sizeof(where), "Metadata of %s through %s", topic, addr);
+    TL_ASSERT(!strcmp(got, want), "%s v%d: brokers %s, want %s", where, ver, got, want);
+    TL_ASSERT(r.topics.n == 1 && r.topics.v[0].error_code == 0, "%s v%d: topic error", where,
+              ver);
+    TL_ASSERT_EQ(r.topics.v[0].partitions.n, nparts);
+    for (int32_t i = 0; i < nparts; i++) {
         const proto_metadata_resp_metadata_response_partition_t *p = &r.topics.v[0].partitions.v[i];
-        int32_t pi = p->partition_index;
-        int listed = leaders[pi] == 2 || has3;
-        TL_ASSERT(p->leader_id == (listed ? leaders[pi] : -1),
-                  "Metadata v%d through %s: partition %d leader %d, want %d", ver, addr, pi,
-                  p->leader_id, listed ? leaders[pi] : -1);
-        TL_ASSERT(p->error_code == (listed ? 0 : missing_err),
-                  "Metadata v%d through %s: partition %d error %s, want %s", ver, addr, pi,
-                  kerr_name(p->error_code), kerr_name(listed ? 0 : missing_err));
-        TL_ASSERT(p->replica_nodes.n == 1 && p->replica_nodes.v[0] == leaders[pi],
-                  "Metadata v%d through %s: partition %d replicas", ver, addr, pi);
+        check_partition(p, &parts[p->partition_index], ver, external, where);
+    }
+    arena_destroy(&arena);
+}
+
+/* DescribeTopicPartitions of topic through addr: as Kafka's, a leader
+ * without an endpoint of the listener is -1, with no error; replicas all
+ * listed. */
+static void check_describe_partitions(const char *addr, const char *topic, int nparts,
+                                      const pinfo *parts, int external)
+{
+    proto_describe_topic_partitions_req_t req;
+    proto_describe_topic_partitions_req_topic_request_t tr;
+    proto_describe_topic_partitions_resp_t resp;
+    arena_t arena;
+    int fd = tl_connect(addr, 5000);
+    TL_ASSERT(fd >= 0, "%s does not answer", addr);
+    arena_init(&arena, 4096);
+    proto_describe_topic_partitions_req_init(&req);
+    proto_describe_topic_partitions_req_topic_request_init(&tr);
+    tr.name = tl_wire_str(topic);
+    req.topics.n = 1;
+    req.topics.v = &tr;
+    req.response_partition_limit = 100;
+    TL_WIRE_CALL(fd, &arena, describe_topic_partitions, 75, 0, &req, &resp);
+    close(fd);
+    TL_ASSERT(resp.topics.n == 1 && resp.topics.v[0].error_code == 0 &&
+                  resp.topics.v[0].partitions.n == nparts,
+              "DescribeTopicPartitions of %s through %s", topic, addr);
+    for (int32_t i = 0; i < nparts; i++) {
+        const proto_describe_topic_partitions_resp_describe_topic_partitions_response_partition_t
+            *p = &resp.topics.v[0].partitions.v[i];
+        const pinfo *pi = &parts[p->partition_index];
+        int32_t want = !external || pi->leader == 2 ? pi->leader : -1;
+        TL_ASSERT(p->leader_id == want && p->error_code == 0 && p->replica_nodes.n == pi->nrep,
+                  "DescribeTopicPartitions through %s: partition %d leader %d error %s, want %d",
+                  addr, p->partition_index, p->leader_id, kerr_name(p->error_code), want);
     }
     arena_destroy(&arena);
 }
@@ -342,21 +449,31 @@ int main(void)
     tl_kraft_wait_fenced(b2, 3, 0, 60);
     int16_t err = tl_kraft_create_topic(tl_cluster_node(c, 1)->controller, TOPIC, NPART, 1);
     TL_ASSERT(err == 0, "CreateTopics: %s", kerr_name(err));
-    leaders_of(TOPIC, NPART, leaders);
+    pinfo parts[NPART], parts2[NPART2];
+    parts_of(TOPIC, NPART, 1, parts);
     int n2 = 0;
     for (int i = 0; i < NPART; i++)
-        n2 += leaders[i] == 2;
+        n2 += (leaders[i] = parts[i].leader) == 2;
     TL_ASSERT(n2 > 0 && n2 < NPART, "broker 2 leads %d of %d partitions", n2, NPART);
+    err = tl_kraft_create_topic(tl_cluster_node(c, 1)->controller, TOPIC2, NPART2, 2);
+    TL_ASSERT(err == 0, "CreateTopics %s: %s", TOPIC2, kerr_name(err));
+    parts_of(TOPIC2, NPART2, 2, parts2);
+    tl_log("%s: partition 0 led by %d, 1 by %d", TOPIC2, parts2[0].leader, parts2[1].leader);
 
     char both_s[256], ext_s[128];
     snprintf(both_s, sizeof(both_s), "2@%s,3@%s", L[2].internal, L[3].internal);
     snprintf(ext_s, sizeof(ext_s), "2@%s", L[2].external);
-    for (int16_t ver = 5; ver <= 12; ver += 7) {
-        int16_t missing = ver >= 6 ? KERR_LISTENER_NOT_FOUND : KERR_LEADER_NOT_AVAILABLE;
-        check_metadata(L[2].internal, ver, leaders, both_s, 1, missing);
-        check_metadata(L[3].internal, ver, leaders, both_s, 1, missing);
-        check_metadata(L[2].external, ver, leaders, ext_s, 0, missing);
+    static const int16_t vers[] = {0, 5, 6, 12};
+    for (size_t i = 0; i < sizeof(vers) / sizeof(vers[0]); i++) {
+        int16_t ver = vers[i];
+        check_metadata(L[2].internal, ver, TOPIC, NPART, parts, both_s, 0);
+        check_metadata(L[3].internal, ver, TOPIC, NPART, parts, both_s, 0);
+        check_metadata(L[2].external, ver, TOPIC, NPART, parts, ext_s, 1);
+        check_metadata(L[2].internal, ver, TOPIC2, NPART2, parts2, both_s, 0);
+        check_metadata(L[2].external, ver, TOPIC2, NPART2, parts2, ext_s, 1);
     }
+    check_describe_partitions(L[2].internal, TOPIC, NPART, parts, 0);
+    check_describe_partitions(L[2].external, TOPIC, NPART, parts, 1);
     tl_log("Metadata: %s through INTERNAL, %s through EXTERNAL", both_s, ext_s);
     check_describe_cluster(L[2].internal, both_s);
     check_describe_cluster(L[3].internal, both_s);
