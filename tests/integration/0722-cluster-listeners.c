@@ -38,7 +38,7 @@
 
 #define TOPIC "c0722"
 #define NPART 4
-#define TOPIC2 "c0721-rf2" /* replication factor 2: replicas on both brokers */
+#define TOPIC2 "c0722-rf2" /* replication factor 2: replicas on both brokers */
 #define NPART2 2
 #define NOFF 4 /* offsets.topic.num.partitions */
 #define NMSG 20
