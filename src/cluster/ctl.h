@@ -118,6 +118,10 @@ enum ctl_kind {
     CTL_NOOP,             /* the controller's own: a NoOpRecord when idle */
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
+    CTL_CONTROLLER_REGISTER, /* a controller's ControllerRegistration
+                                (broker_req: the
+                                proto_rec_register_controller_record_t to
+                                write, its lists alive until done) */
 };
 
 /* UpdateFeatures' upgrade types, numbered as on the wire; any other value
