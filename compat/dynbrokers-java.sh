@@ -29,6 +29,8 @@
 # dynamic quorum formatted with --initial-controllers instead: three
 # voters, no observers; the same topic, produce and consume through nodes
 # 1 and 2.
+# MIXED=1: the controllers 1-3 are Apache Kafka 4.4 nodes, the brokers 4 and
+# 5 strand: the same checks, Strand's brokers following a Kafka quorum.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
 # Apache Kafka 4.4 nodes (scripts/kafka-ref.sh, given the same keys and
 # format options). Exit 0 pass, 1 fail, 77 skip (no Java/Maven).
@@ -44,6 +46,9 @@ KAFKA_REF=${KAFKA_REF:-}
 [ "$KAFKA_REF" = 0 ] && KAFKA_REF=
 COMBINED=${COMBINED:-}
 [ "$COMBINED" = 0 ] && COMBINED=
+MIXED=${MIXED:-}
+[ "$MIXED" = 0 ] && MIXED=
+if [ -n "$MIXED" ]; then KAFKA_NODES="1 2 3" COMBINED=; fi
 STRAND_BIN=${STRAND_BIN:-$PWD/strand}
 REF=$ROOT/scripts/kafka-ref.sh
 export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
@@ -59,7 +64,16 @@ if [ -z "$KAFKA_REF" ]; then
 fi
 java_tool_setup dynbrokers-java
 trap 'exit 143' TERM INT
-node_format_args() { [ "$1" -le 3 ] && echo "--initial-controllers $INITIAL"; }
+# Kafka formats at its own metadata.version, above Strand's levels, with
+# group.version 1 and transaction.version 2, which its controllers refuse
+# a broker without (Strand's are 0): a mixed cluster is formatted at
+# 4.0-IV3 with those two at 0, as 0714-cluster-mixed formats one.
+MIXED_FORMAT="--release-version=4.0-IV3 --feature=group.version=0 --feature=transaction.version=0"
+node_format_args()
+{
+    [ "$1" -le 3 ] || return 0
+    echo "--initial-controllers $INITIAL${MIXED:+ $MIXED_FORMAT}"
+}
 
 # node_props I: node I's keys, one a line. PORT[I] is its first listener
 # (a broker's, or a controller-only node's controller listener), CPORT[I]

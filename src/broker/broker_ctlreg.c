@@ -115,7 +115,7 @@ static void bcreg_send(broker_ctlreg_t *r, net_out_t *out)
     for (int i = 0; i < nf; i++) {
         m.features.v[i].name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
         m.features.v[i].min_supported_version = f[i].min_level;
-        m.features.v[i].max_supported_version = f[i].max_level;
+        m.features.v[i].max_supported_version = ctl_feature_registered_max(&f[i]);
     }
     m.features.n = nf;
     buf_init(&body);

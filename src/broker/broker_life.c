@@ -161,7 +161,7 @@ static void blife_register(broker_life_t *l, net_out_t *out)
     for (int i = 0; i < nf; i++) {
         fv[i].name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
         fv[i].min_supported_version = f[i].min_level;
-        fv[i].max_supported_version = f[i].max_level;
+        fv[i].max_supported_version = ctl_feature_registered_max(&f[i]);
     }
     for (int i = 0; i < nd; i++)
         log_mgr_dir_id(b->logs, i, dirs[i].b);
