@@ -11,6 +11,11 @@
 #   voters with their directory ids and endpoints, the brokers 4 and 5
 #   observers with theirs; describe --replication: a Leader, two
 #   Followers and two Observer rows;
+#   the controllers register (ControllerRegistration): Admin
+#   describeCluster() through bootstrap.controllers lists controllers 1-3
+#   at their controller endpoints and the leader as the active controller;
+#   kafka-dump-log of the leader's metadata log shows the three
+#   RegisterControllerRecords (id, incarnation, endpoint, features);
 #   kafka-topics --create through broker 5 (forwarded to the active
 #   controller) of a topic of 4 partitions, replication factor 1; its
 #   --describe through both brokers the same, the leaders on both;
@@ -24,6 +29,8 @@
 # dynamic quorum formatted with --initial-controllers instead: three
 # voters, no observers; the same topic, produce and consume through nodes
 # 1 and 2.
+# MIXED=1: the controllers 1-3 are Apache Kafka 4.4 nodes, the brokers 4 and
+# 5 strand: the same checks, Strand's brokers following a Kafka quorum.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
 # Apache Kafka 4.4 nodes (scripts/kafka-ref.sh, given the same keys and
 # format options). Exit 0 pass, 1 fail, 77 skip (no Java/Maven).
@@ -39,6 +46,9 @@ KAFKA_REF=${KAFKA_REF:-}
 [ "$KAFKA_REF" = 0 ] && KAFKA_REF=
 COMBINED=${COMBINED:-}
 [ "$COMBINED" = 0 ] && COMBINED=
+MIXED=${MIXED:-}
+[ "$MIXED" = 0 ] && MIXED=
+if [ -n "$MIXED" ]; then KAFKA_NODES="1 2 3" COMBINED=; fi
 STRAND_BIN=${STRAND_BIN:-$PWD/strand}
 REF=$ROOT/scripts/kafka-ref.sh
 export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
@@ -54,7 +64,16 @@ if [ -z "$KAFKA_REF" ]; then
 fi
 java_tool_setup dynbrokers-java
 trap 'exit 143' TERM INT
-node_format_args() { [ "$1" -le 3 ] && echo "--initial-controllers $INITIAL"; }
+# Kafka formats at its own metadata.version, above Strand's levels, with
+# group.version 1 and transaction.version 2, which its controllers refuse
+# a broker without (Strand's are 0): a mixed cluster is formatted at
+# 4.0-IV3 with those two at 0, as 0714-cluster-mixed formats one.
+MIXED_FORMAT="--release-version=4.0-IV3 --feature=group.version=0 --feature=transaction.version=0"
+node_format_args()
+{
+    [ "$1" -le 3 ] || return 0
+    echo "--initial-controllers $INITIAL${MIXED:+ $MIXED_FORMAT}"
+}
 
 # node_props I: node I's keys, one a line. PORT[I] is its first listener
 # (a broker's, or a controller-only node's controller listener), CPORT[I]
@@ -183,6 +202,30 @@ else
     absent repl "Observer"
     echo "describe --replication: Leader $LEADER, two Followers, no Observer: ok"
 fi
+
+# ---- the controllers' registrations: describeCluster() via bootstrap.controllers ----
+# Each controller sends ControllerRegistration to the active controller,
+# which writes its RegisterControllerRecord; a controller lists them.
+END=$((SECONDS + 30))
+WANT_NODES=
+for i in 1 2 3; do WANT_NODES+="node $i 127.0.0.1 ${CPORT[$i]}"$'\n'; done
+while :; do
+    java_run dc strand.compat.Features cluster "$CTRL"
+    [ "$RC" = 0 ] && [ "$(grep '^node ' "$WORK/dc.out")"$'\n' = "$WANT_NODES" ] &&
+        grep -Eq '^controller [1-3]$' "$WORK/dc.out" && break
+    [ $SECONDS -lt $END ] || { show dc; fail "describeCluster(): not the three controllers registered"; }
+    sleep 0.5
+done
+expect dc 0 "^cluster $ID$"
+ACTIVE=$(awk '$1 == "controller" { print $2 }' "$WORK/dc.out")
+quorum status2 describe --status
+[ "$(field status2 LeaderId)" = "$ACTIVE" ] || { show status2; fail "describeCluster()'s controller $ACTIVE is not the leader"; }
+LOG=$(ls "$WORK/node-$ACTIVE/data/__cluster_metadata-0/"*.log | sort | head -n 1)
+java_run dump org.apache.kafka.tools.DumpLogSegments --cluster-metadata-decoder --files "$LOG"
+for i in 1 2 3; do
+    expect dump 0 "\"type\":\"REGISTER_CONTROLLER_RECORD\",\"version\":0,\"data\":\{\"controllerId\":$i,\"incarnationId\":\"[A-Za-z0-9_-]{22}\",\"zkMigrationReady\":false,\"endPoints\":\[\{\"name\":\"CONTROLLER\",\"host\":\"127\.0\.0\.1\",\"port\":${CPORT[$i]},\"securityProtocol\":0\}\],\"features\":\[.*\{\"name\":\"metadata\.version\",\"minSupportedVersion\":[0-9]+,\"maxSupportedVersion\":[0-9]+\}"
+done
+echo "describeCluster() via bootstrap.controllers: controllers 1-3 registered, the leader $ACTIVE active; their RegisterControllerRecords in node $ACTIVE's log: ok"
 
 # ---- kafka-topics --create through a broker (forwarded to the controller) ----
 T=dyn-topic

@@ -1,19 +1,23 @@
 # compat/lib/nodes.sh: sourced by the compat scripts that run nodes of their
 # own (quorum-java.sh, quorum-dynamic-java.sh, cluster-java.sh): each node I
 # on 127.0.0.1:${PORT[I]} (its first listener) with its dir $WORK/node-I, a
-# strand process (STRAND_BIN) or, with KAFKA_REF set, an Apache Kafka 4.4
-# node through scripts/kafka-ref.sh (REF). The script sets NODES (the ids)
+# strand process (STRAND_BIN) or, with KAFKA_REF set (or I in KAFKA_NODES,
+# a mixed cluster), an Apache Kafka 4.4 node through scripts/kafka-ref.sh
+# (REF). The script sets NODES (the ids)
 # and ID (the cluster id), and defines
 #   node_props I          the node's server.properties keys, one a line;
 #   node_format_args I    (optional) more options of its format;
 #   node_kafka_props I    (optional) more keys for a Kafka node.
 # No node is left running at exit (at_exit, run by java_tool_exit).
 
+# is_kafka I: whether node I is a Kafka node.
+is_kafka() { [ -n "$KAFKA_REF" ] || [[ " ${KAFKA_NODES:-} " == *" $1 "* ]]; }
+
 at_exit()
 {
     local i
     for i in $NODES; do
-        if [ -n "$KAFKA_REF" ]; then
+        if is_kafka "$i"; then
             "$REF" kill "$WORK/node-$i" >/dev/null 2>&1
         elif [ -n "${PID[$i]:-}" ]; then
             kill -KILL "${PID[$i]}" 2>/dev/null
@@ -42,7 +46,7 @@ start_node()
     local i=$1 dir=$WORK/node-$1 kv fmt
     mkdir -p "$dir"
     fmt=$(nodes_format_args "$i")
-    if [ -n "$KAFKA_REF" ]; then
+    if is_kafka "$i"; then
         mapfile -t kv < <(node_props "$i"; if declare -F node_kafka_props >/dev/null; then node_kafka_props "$i"; fi)
         KAFKA_REF_CLUSTER_ID=$ID KAFKA_REF_FORMAT_ARGS=$fmt \
             "$REF" start "${PORT[$i]}" "$dir" "${kv[@]}" > "$dir/kafka-ref.log" 2>&1 &
@@ -63,7 +67,7 @@ wait_started()
 {
     local i t
     for i in "$@"; do
-        if [ -n "$KAFKA_REF" ]; then
+        if is_kafka "$i"; then
             wait "${PID[$i]}" || { tail -n 20 "$WORK/node-$i/kafka-ref.log" >&2; fail "node $i did not start"; }
             continue
         fi
@@ -79,7 +83,7 @@ wait_started()
 stop_node()
 {
     local i=$1 rc
-    if [ -n "$KAFKA_REF" ]; then
+    if is_kafka "$i"; then
         "$REF" stop "$WORK/node-$i" || fail "stop of node $i"
         return
     fi
@@ -99,7 +103,7 @@ stop_together()
     local i rc bad=
     declare -A STOPPER
     for i in "$@"; do
-        if [ -n "$KAFKA_REF" ]; then
+        if is_kafka "$i"; then
             "$REF" stop "$WORK/node-$i" > "$WORK/node-$i/stop.log" 2>&1 &
             STOPPER[$i]=$!
         else
@@ -107,7 +111,7 @@ stop_together()
         fi
     done
     for i in "$@"; do
-        if [ -n "$KAFKA_REF" ]; then
+        if is_kafka "$i"; then
             wait "${STOPPER[$i]}" || bad+=" $i"
             ! grep -q 'no exit' "$WORK/node-$i/stop.log" || bad+=" $i"
             continue

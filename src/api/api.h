@@ -180,11 +180,12 @@ int api_forward_create(api_req_t *req, proto_str_t name);
 int api_forward_create_topic(api_node_t *b, const proto_create_topics_req_creatable_topic_t *t,
                              void (*done)(void *arg, const uint8_t *resp, size_t len), void *arg);
 void api_envelope(api_req_t *req);
-/* api_broker_reg.c: a broker's registration and heartbeats, on a quorum's
- * controller listener. */
+/* api_broker_reg.c: a broker's registration and heartbeats, a
+ * controller's registration, on a quorum's controller listener. */
 void api_broker_registration(api_req_t *req);
 void api_broker_heartbeat(api_req_t *req);
 void api_allocate_producer_ids(api_req_t *req);
 void api_alter_partition(api_req_t *req);
+void api_controller_registration(api_req_t *req);
 
 #endif

@@ -1,6 +1,7 @@
-/* BrokerRegistration (62), BrokerHeartbeat (63) and AllocateProducerIds
- * (67) on a quorum's
- * controller listener: a broker's registration and its heartbeats, decided
+/* BrokerRegistration (62), BrokerHeartbeat (63), AllocateProducerIds (67)
+ * and ControllerRegistration (70) on a quorum's
+ * controller listener: a broker's registration and its heartbeats, a
+ * controller's registration (ctl_controllers.c), decided
  * by the controller's broker logic (cluster/bkr.h) as a controller change
  * (ctl_submit), and answered once its records are committed. A node that
  * is not the active controller answers NOT_CONTROLLER, as Kafka's; the
@@ -169,4 +170,66 @@ void api_allocate_producer_ids(api_req_t *req)
     r->op.udata = r;
     api_admin_submit(&r->w, &r->op);
     api_admin_wait_end(&r->w);
+}
+
+static void api_creg_answer(api_admin_wait_t *w)
+{
+    api_breg_t *r = (api_breg_t *)w;
+    proto_controller_registration_resp_t resp;
+    proto_controller_registration_resp_init(&resp);
+    resp.error_code = r->op.err;
+    resp.error_message = PROTO_STR_NULL; /* Kafka's: none without an error */
+    if (r->op.err && r->op.msg[0])
+        resp.error_message = (proto_str_t){arena_strndup(w->req->arena, r->op.msg,
+                                                         strlen(r->op.msg)),
+                                           (int32_t)strlen(r->op.msg)};
+    API_REPLY(w->req, controller_registration, &resp);
+}
+
+/* The record the active controller writes, as the request names it (its
+ * lists in the request's arena until the answer). */
+static proto_rec_register_controller_record_t *
+api_creg_record(api_req_t *req, const proto_controller_registration_req_t *m)
+{
+    proto_rec_register_controller_record_t *rec = arena_calloc(req->arena, 1, sizeof(*rec));
+    int32_t nl = m->listeners.n > 0 ? m->listeners.n : 0;
+    int32_t nf = m->features.n > 0 ? m->features.n : 0;
+    proto_rec_register_controller_record_controller_endpoint_t *eps =
+        arena_calloc(req->arena, (size_t)nl + 1, sizeof(*eps));
+    proto_rec_register_controller_record_controller_feature_t *fs =
+        arena_calloc(req->arena, (size_t)nf + 1, sizeof(*fs));
+
+    for (int32_t i = 0; i < nl; i++) {
+        eps[i].name = m->listeners.v[i].name;
+        eps[i].host = m->listeners.v[i].host;
+        eps[i].port = m->listeners.v[i].port;
+        eps[i].security_protocol = m->listeners.v[i].security_protocol;
+    }
+    for (int32_t i = 0; i < nf; i++) {
+        fs[i].name = m->features.v[i].name;
+        fs[i].min_supported_version = m->features.v[i].min_supported_version;
+        fs[i].max_supported_version = m->features.v[i].max_supported_version;
+    }
+    rec->controller_id = m->controller_id;
+    rec->incarnation_id = m->incarnation_id;
+    rec->zk_migration_ready = m->zk_migration_ready;
+    rec->end_points.n = nl;
+    rec->end_points.v = eps;
+    rec->features.n = nf;
+    rec->features.v = fs;
+    return rec;
+}
+
+void api_controller_registration(api_req_t *req)
+{
+    proto_controller_registration_req_t m;
+    api_breg_t *r = arena_calloc(req->arena, 1, sizeof(*r));
+    proto_controller_registration_req_init(&m);
+    if (proto_controller_registration_req_decode(&m, req->hdr.api_version, req->body,
+                                                 req->body_len, req->arena) < 0) {
+        api_close(req, "malformed ControllerRegistration request");
+        return;
+    }
+    api_admin_wait_init(&r->w, req, api_creg_answer);
+    api_breg_submit(req, r, CTL_CONTROLLER_REGISTER, api_creg_record(req, &m));
 }

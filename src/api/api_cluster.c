@@ -5,7 +5,7 @@
 #include "api/api_brokers.h"
 #include "api/api_util.h"
 #include "cluster/raft_node.h"
-#include "cluster/raft_voters.h"
+#include "cluster/ctl.h"
 
 /* Controller endpoints (2) are asked of controller listeners only, and
  * other types are unknown; Kafka's refusal keeps the answer's defaults
@@ -36,66 +36,61 @@ static const bcfg_listener_t *api_dc_controller_endpoint(const broker_config_t *
     return NULL;
 }
 
-/* A dynamic quorum's controllers: the voters in force at their first
- * endpoints, and this node where it is not among them (an observer: Kafka
- * lists every registered controller). */
-static void api_dc_dynamic(api_req_t *req, proto_describe_cluster_resp_t *resp,
-                           const bcfg_listener_t *self)
+/* A registered controller's endpoint named as this listener, or NULL. */
+static const mi_endpoint_t *api_dc_endpoint(const mi_controller_t *c, const char *name)
 {
-    const raft_voters_entry_t *e = raft_voters_hist_last(req->b->voters);
-    int n = e ? e->set.n : 0, me = 0;
-
-    resp->brokers.v = arena_calloc(req->arena, (size_t)n + 1, sizeof(*resp->brokers.v));
-    for (int i = 0; i < n; i++) {
-        const raft_voter_t *v = &e->set.v[i];
-        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[i];
-        proto_describe_cluster_resp_describe_cluster_broker_init(br);
-        br->broker_id = v->id;
-        me |= v->id == req->b->cfg.node_id;
-        if (v->neps > 0) {
-            br->host = (proto_str_t){v->eps[0].host, (int32_t)strlen(v->eps[0].host)};
-            br->port = v->eps[0].port;
-        }
-    }
-    resp->brokers.n = n;
-    if (!me) {
-        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[n];
-        proto_describe_cluster_resp_describe_cluster_broker_init(br);
-        br->broker_id = req->b->cfg.node_id;
-        br->host.p = *self->host ? self->host : req->b->hostname;
-        br->host.len = (int32_t)strlen(br->host.p);
-        br->port = self->port;
-        resp->brokers.n++;
-    }
+    for (int i = 0; i < c->nendpoints; i++)
+        if (!strcmp(c->endpoints[i].name, name))
+            return &c->endpoints[i];
+    return NULL;
 }
 
-/* A quorum's controllers: its voters at their controller listeners, the
- * Raft leader as the active controller (-1 while there is none). */
-static void api_dc_voters(api_req_t *req, proto_describe_cluster_resp_t *resp,
-                          const bcfg_listener_t *self)
+/* A quorum's controllers, as a Kafka controller lists them: those its
+ * image has registered (RegisterControllerRecord, src/broker/
+ * broker_ctlreg.c) with an endpoint named as the listener asked (this
+ * node's controller listener self), by id; the quorum's leader as the
+ * active controller once it is among them, else -1. Before any
+ * metadata.version is applied, UNSUPPORTED_VERSION with Kafka's words. */
+static void api_dc_registered(api_req_t *req, proto_describe_cluster_resp_t *resp,
+                              const bcfg_listener_t *self)
 {
-    const bcfg_quorum_t *q = &req->b->cfg.quorum;
-    resp->controller_id = raft_leader(raft_node_core(req->b->raft));
-    if (req->b->voters) {
-        api_dc_dynamic(req, resp, self);
+    static const char old_mv[] = "Direct-to-controller communication is not supported with the "
+                                 "current MetadataVersion.";
+    const meta_image_t *img = ctl_image(req->b->ctl);
+    int32_t leader = raft_leader(raft_node_core(req->b->raft));
+    const mi_controller_t *c;
+    const mi_endpoint_t *ep;
+    size_t pos = 0;
+    int n = 0;
+
+    if (meta_image_feature(img, CTL_FEATURE_METADATA_VERSION) <= 0) {
+        proto_describe_cluster_resp_init(resp);
+        resp->error_code = KERR_UNSUPPORTED_VERSION;
+        resp->error_message = (proto_str_t){old_mv, (int32_t)strlen(old_mv)};
         API_REPLY(req, describe_cluster, resp);
         return;
     }
-    resp->brokers.n = q->nvoters;
-    resp->brokers.v = arena_calloc(req->arena, (size_t)q->nvoters + 1, sizeof(*resp->brokers.v));
-    for (int i = 0; i < q->nvoters; i++) {
-        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[i];
+    resp->brokers.v = arena_calloc(req->arena, (size_t)img->ncontrollers + 1,
+                                   sizeof(*resp->brokers.v));
+    resp->controller_id = -1;
+    while ((c = meta_image_controller_next(img, &pos))) {
+        if (!(ep = api_dc_endpoint(c, self->name)))
+            continue;
+        proto_describe_cluster_resp_describe_cluster_broker_t *br = &resp->brokers.v[n++];
         proto_describe_cluster_resp_describe_cluster_broker_init(br);
-        br->broker_id = q->voters[i].id;
-        br->host.p = q->voters[i].host;
-        br->host.len = (int32_t)strlen(q->voters[i].host);
-        br->port = q->voters[i].port;
+        br->broker_id = c->id;
+        br->host = (proto_str_t){ep->host, (int32_t)strlen(ep->host)};
+        br->port = ep->port;
+        if (c->id == leader)
+            resp->controller_id = leader;
     }
+    resp->brokers.n = n;
     API_REPLY(req, describe_cluster, resp);
 }
 
 /* On a controller listener, as a Kafka controller answers there: the
- * controllers for endpoint type 2 (this node, the one voter), a broker
+ * controllers for endpoint type 2 (a quorum's registered controllers, or
+ * the single node itself), a broker
  * endpoint refused as mismatched (at v0, which can ask for nothing else,
  * as an invalid request), other types unknown. */
 static void api_dc_controller(api_req_t *req, const proto_describe_cluster_req_t *r,
@@ -124,7 +119,7 @@ static void api_dc_controller(api_req_t *req, const proto_describe_cluster_req_t
     resp->cluster_id.p = req->b->cluster_id;
     resp->cluster_id.len = (int32_t)strlen(req->b->cluster_id);
     if (req->b->raft) {
-        api_dc_voters(req, resp, l);
+        api_dc_registered(req, resp, l);
         return;
     }
     resp->controller_id = req->b->cfg.node_id;

@@ -19,6 +19,7 @@
 #include "api/api_fsess.h"
 #include "api/api_group.h"
 #include "broker/broker_dyn.h"
+#include "broker/broker_ctlreg.h"
 #include "broker/broker_life.h"
 #include "broker/broker_quorum.h"
 #include "broker/broker_storage.h"
@@ -583,6 +584,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     if (!broker_quorum_wanted(&b->node.cfg) && broker_register(b) == 0)
         broker_every(b, broker_heartbeat_interval(b), broker_job_heartbeat);
     broker_life_start(b);
+    broker_ctlreg_start(b);
     broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
     broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
     broker_every(b, 1000, broker_job_flush);
@@ -638,6 +640,7 @@ int broker_run(broker_t *b)
      * behind a pool that is going away. */
     b->node.reg->stopping = 1;
     broker_life_stop(b);
+    broker_ctlreg_stop(b);
     broker_quorum_stop(b);
     ctl_attach(b->node.ctl, b->node.loop, NULL);
     net_pool_free(b->pool); /* jobs of closed connections come back cancelled */

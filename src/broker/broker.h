@@ -36,6 +36,8 @@ typedef struct broker_s {
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
     struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
     struct broker_life_s *life;  /* a quorum's broker: registration (broker_life.c) */
+    struct broker_ctlreg_s *ctlreg; /* a quorum's controller: its registration
+                                       (broker_ctlreg.c) */
     broker_boot_state_t boot;    /* format's bootstrap checkpoint, read at start */
     raft_voters_hist_t voters;   /* a dynamic quorum's voter sets (broker_quorum.c) */
     buf_t epoch_ctl;             /* the values of the records a first leader writes */

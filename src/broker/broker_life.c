@@ -14,10 +14,9 @@
  * as the quorum knows it (broker_quorum_leader_addr): from
  * controller.quorum.voters, or on a dynamic quorum, which lists no
  * voters in the config, from the voter set in force or the leader's
- * endpoint in its Fetch responses; one connection per controller, a new
- * one when it moved. */
+ * endpoint in its Fetch responses (broker_leader.h). */
 #include "broker/broker_life.h"
-#include "broker/broker_quorum.h"
+#include "broker/broker_leader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,21 +37,9 @@
 
 typedef struct broker_life_s broker_life_t;
 
-/* A connection to one controller's listener. */
-typedef struct blife_ctl_s {
-    int32_t id;
-    char host[256]; /* the connection keeps pointing at it */
-    int port;
-    net_out_t *out;
-} blife_ctl_t;
-
 struct broker_life_s {
     broker_t *b;
-    blife_ctl_t **ctls;    /* owned, each: one per controller dialled */
-    int nctls;
-    blife_ctl_t **retired; /* controllers that moved: freed at the stop, as
-                            * a move may be seen inside their callbacks */
-    int nretired;
+    broker_leader_t *ctl; /* owned: the connections to the active controller */
     uint8_t incarnation[16];
     int64_t epoch;         /* -1 until registered */
     int fenced;
@@ -66,53 +53,9 @@ struct broker_life_s {
 
 static void blife_arm(broker_life_t *l, int64_t ms);
 
-static blife_ctl_t *blife_ctl_new(broker_life_t *l, int32_t id, const char *host, int port)
-{
-    blife_ctl_t *c = xcalloc(1, sizeof(*c));
-    net_out_config_t oc;
-
-    c->id = id;
-    snprintf(c->host, sizeof(c->host), "%s", host);
-    c->port = port;
-    net_out_config_init(&oc);
-    oc.host = c->host;
-    oc.port = port;
-    oc.client_id = "broker-lifecycle";
-    oc.request_timeout_ms = l->b->node.cfg.quorum.request_timeout_ms;
-    c->out = net_out_new(l->b->node.loop, &oc);
-    return c;
-}
-
-/* The connection to the leader, made on first use, made anew when the
- * leader's endpoint changed; NULL while no leader is known. */
 static net_out_t *blife_leader_out(broker_life_t *l)
 {
-    int32_t id;
-    const char *host;
-    int port, i;
-
-    if (broker_quorum_leader_addr(l->b, &id, &host, &port) < 0)
-        return NULL;
-    for (i = 0; i < l->nctls && l->ctls[i]->id != id; i++)
-        ;
-    if (i < l->nctls && l->ctls[i]->port == port && !strcmp(l->ctls[i]->host, host))
-        return l->ctls[i]->out;
-    if (i < l->nctls) {
-        lg_info("broker %d: controller %d is at %s:%d now", l->b->node.cfg.node_id, id, host, port);
-        l->retired = xrealloc(l->retired, (size_t)(l->nretired + 1) * sizeof(*l->retired));
-        l->retired[l->nretired++] = l->ctls[i];
-    } else {
-        l->ctls = xrealloc(l->ctls, (size_t)(l->nctls + 1) * sizeof(*l->ctls));
-        l->nctls++;
-    }
-    l->ctls[i] = blife_ctl_new(l, id, host, port);
-    return l->ctls[i]->out;
-}
-
-static void blife_ctl_free(blife_ctl_t *c)
-{
-    net_out_free(c->out); /* calls back what is out: in_flight drops */
-    free(c);
+    return broker_leader_out(l->ctl);
 }
 
 static void blife_on_reg(net_out_t *out, const net_out_resp_t *resp, void *arg)
@@ -223,7 +166,7 @@ static void blife_register(broker_life_t *l, net_out_t *out)
     for (int i = 0; i < nf; i++) {
         fv[i].name = (proto_str_t){f[i].name, (int32_t)strlen(f[i].name)};
         fv[i].min_supported_version = f[i].min_level;
-        fv[i].max_supported_version = f[i].max_level;
+        fv[i].max_supported_version = ctl_feature_registered_max(&f[i]);
     }
     for (int i = 0; i < nd; i++)
         log_mgr_dir_id(b->logs, i, dirs[i].b);
@@ -380,6 +323,7 @@ int broker_life_start(broker_t *b)
     l->epoch = -1;
     l->starting = 1;
     uuid_generate(l->incarnation);
+    l->ctl = broker_leader_new(b, "broker-lifecycle");
     b->life = l;
     b->node.forward = blife_forward;
     b->node.forward_ctx = l;
@@ -425,12 +369,7 @@ void broker_life_stop(broker_t *b)
     if (l->timer)
         net_timer_cancel(b->node.loop, l->timer);
     l->timer = 0;
-    for (int i = 0; i < l->nctls; i++)
-        blife_ctl_free(l->ctls[i]);
-    for (int i = 0; i < l->nretired; i++)
-        blife_ctl_free(l->retired[i]);
-    free(l->ctls);
-    free(l->retired);
+    broker_leader_free(l->ctl); /* calls back what is out: in_flight drops */
     free(l);
     b->life = NULL;
 }

@@ -119,6 +119,10 @@ enum ctl_kind {
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
     CTL_ALTER_PARTITION,  /* a partition leader's AlterPartition (alter) */
+    CTL_CONTROLLER_REGISTER, /* a controller's ControllerRegistration
+                                (broker_req: the
+                                proto_rec_register_controller_record_t to
+                                write, its lists alive until done) */
 };
 
 /* UpdateFeatures' upgrade types, numbered as on the wire; any other value
@@ -220,6 +224,13 @@ typedef struct ctl_feature_s {
 } ctl_feature_t;
 /* Every feature this node knows, in a fixed order; *n gets the count. */
 const ctl_feature_t *ctl_features(int *n);
+/* The highest level of f a node of a quorum names in its registrations
+ * (BrokerRegistration, ControllerRegistration): the table's, but 1 for
+ * kraft.version, which this node runs (a dynamic quorum is at 1) though
+ * UpdateFeatures cannot move it there. Kafka's nodes name 0-1 on any
+ * quorum, and a Kafka controller of a dynamic quorum refuses a broker
+ * whose range lacks the finalized 1. */
+int16_t ctl_feature_registered_max(const ctl_feature_t *f);
 /* The feature named so, or NULL. */
 const ctl_feature_t *ctl_feature_find(const char *name, size_t len);
 /* The finalized features are the image's (meta_image_feature_next); their

@@ -64,6 +64,11 @@ const ctl_feature_t *ctl_features(int *n)
     return ctl_feature_table;
 }
 
+int16_t ctl_feature_registered_max(const ctl_feature_t *f)
+{
+    return strcmp(f->name, CTL_FEATURE_KRAFT_VERSION) ? f->max_level : 1;
+}
+
 const ctl_feature_t *ctl_feature_find(const char *name, size_t len)
 {
     for (int i = 0; i < CTL_NFEATURES; i++) {

@@ -109,6 +109,8 @@ int16_t ctl_check_placeable(const ctl_t *ctl, ctl_op_t *op);
 int16_t ctl_plan_node_heartbeat(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* The record of CTL_CONTROLLER_REGISTER (ctl_controllers.c). */
+int16_t ctl_plan_controller_register(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* Stops the session check (ctl_quorum.c). */
 void ctl_quorum_stop(ctl_t *ctl);
 /* Start-up and shutdown of the broker part (ctl_brokers.c). */

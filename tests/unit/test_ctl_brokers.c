@@ -8,7 +8,10 @@
  * Topics and partitions placed over the registered brokers (replicas,
  * ISR, leaders, log dirs), Kafka's refusals of a replication factor
  * above the broker count and of explicit assignments naming unknown or
- * fenced brokers. */
+ * fenced brokers. A controller's ControllerRegistration: its
+ * RegisterControllerRecord (id, incarnation, endpoints, features as sent)
+ * in the image, replaced by the next incarnation's, replayed at a
+ * restart. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +318,63 @@ static void test_assignment_fenced(void)
     CU_ASSERT(mp->nisr == 1 && mp->isr[0] == 1 && mp->leader == 1);
 }
 
+/* CTL_CONTROLLER_REGISTER: one RegisterControllerRecord, as the
+ * request names it; a new incarnation replaces it; a restart replays it. */
+static void controller_register(const uint8_t inc[16], uint16_t port)
+{
+    proto_rec_register_controller_record_controller_endpoint_t ep = {
+        {"CONTROLLER", 10}, {"127.0.0.1", 9}, port, 0};
+    proto_rec_register_controller_record_controller_feature_t f = {{"metadata.version", 16}, 23,
+                                                                    29};
+    proto_rec_register_controller_record_t rec;
+    ctl_op_t op;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.controller_id = 2;
+    memcpy(rec.incarnation_id.b, inc, 16);
+    rec.end_points.n = 1;
+    rec.end_points.v = &ep;
+    rec.features.n = 1;
+    rec.features.v = &f;
+    memset(&op, 0, sizeof(op));
+    op.kind = CTL_CONTROLLER_REGISTER;
+    op.nassign = -1;
+    op.broker_req = &rec;
+    op.now_ms = NOW;
+    op.done = op_done;
+    ctl_submit(ctl, &op);
+    CU_ASSERT_EQUAL(op.err, 0);
+}
+
+static void test_controller_registration(void)
+{
+    static const uint8_t inc1[16] = {1, 2, 3}, inc2[16] = {9, 8, 7};
+    int64_t end = meta_log_end_offset(ctl_meta(ctl));
+    controller_register(inc1, 9093);
+    CU_ASSERT_EQUAL(meta_log_end_offset(ctl_meta(ctl)), end + 1);
+    const mi_controller_t *c = meta_image_controller(ctl_image(ctl), 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(!memcmp(c->incarnation, inc1, 16) && !c->zk_migration_ready);
+    CU_ASSERT_EQUAL_FATAL(c->nendpoints, 1);
+    CU_ASSERT_STRING_EQUAL(c->endpoints[0].name, "CONTROLLER");
+    CU_ASSERT_STRING_EQUAL(c->endpoints[0].host, "127.0.0.1");
+    CU_ASSERT_EQUAL(c->endpoints[0].port, 9093);
+    CU_ASSERT_EQUAL_FATAL(c->nfeatures, 1);
+    CU_ASSERT_STRING_EQUAL(c->features[0].name, "metadata.version");
+    CU_ASSERT(c->features[0].min == 23 && c->features[0].max == 29);
+    controller_register(inc2, 9095); /* restarted elsewhere */
+    CU_ASSERT_EQUAL(ctl_image(ctl)->ncontrollers, 1);
+    c = meta_image_controller(ctl_image(ctl), 2);
+    CU_ASSERT(!memcmp(c->incarnation, inc2, 16) && c->endpoints[0].port == 9095);
+    ctl_free(ctl);
+    log_mgr_close(mgr, -1);
+    ctl = open_ctl();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctl);
+    c = meta_image_controller(ctl_image(ctl), 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(!memcmp(c->incarnation, inc2, 16) && c->endpoints[0].port == 9095);
+}
+
 int main(void)
 {
     lg_set_level(LG_WARN);
@@ -328,5 +388,7 @@ int main(void)
     CU_add_test(s3, "over registered brokers", test_placement);
     CU_pSuite s4 = CU_add_suite("fenced assignment", setup, teardown);
     CU_add_test(s4, "fenced", test_assignment_fenced);
+    CU_pSuite s5 = CU_add_suite("controller registration", setup, teardown);
+    CU_add_test(s5, "registered, replaced, replayed", test_controller_registration);
     return unit_run();
 }

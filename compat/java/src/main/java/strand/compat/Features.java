@@ -7,12 +7,14 @@ import java.util.concurrent.ExecutionException;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.QuorumInfo;
 import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
+import org.apache.kafka.common.Node;
 
 /**
  * The Java Admin client's feature and quorum calls against a broker, for
@@ -29,6 +31,9 @@ import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
  *                         LASTCAUGHTUP" lines (by id, -1 for an unknown
  *                         time), "observers N"; describeCluster(): "cluster
  *                         ID", "controller ID" (the active controller)
+ *   cluster CONTROLLERS   describeCluster() through the controllers:
+ *                         "cluster ID", "controller ID" (-1 for none),
+ *                         "node ID HOST PORT" lines (by id)
  *   update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...
  *                         one updateFeatures() call per argument, of one
  *                         feature (TYPE upgrade, safe or unsafe), in turn:
@@ -49,6 +54,10 @@ public final class Features {
             try (Admin admin = controllers(args[1])) {
                 quorum(admin);
             }
+        } else if (args.length == 2 && args[0].equals("cluster")) {
+            try (Admin admin = controllers(args[1])) {
+                cluster(admin);
+            }
         } else if (args.length >= 3 && args[0].equals("update")) {
             try (Admin admin = admin(args[1])) {
                 for (int i = 2; i < args.length; i++) {
@@ -57,7 +66,7 @@ public final class Features {
                 }
             }
         } else {
-            System.err.println("usage: describe BOOTSTRAP | quorum CONTROLLERS | update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...");
+            System.err.println("usage: describe BOOTSTRAP | quorum CONTROLLERS | cluster CONTROLLERS | update BOOTSTRAP NAME:LEVEL:TYPE[:validate]...");
             System.exit(1);
         }
     }
@@ -88,6 +97,20 @@ public final class Features {
         System.out.println("observers " + q.observers().size());
         System.out.println("cluster " + admin.describeCluster().clusterId().get());
         System.out.println("controller " + admin.describeCluster().controller().get().id());
+    }
+
+    private static void cluster(Admin admin) throws Exception {
+        DescribeClusterResult dc = admin.describeCluster();
+        System.out.println("cluster " + dc.clusterId().get());
+        Node controller = dc.controller().get();
+        System.out.println("controller " + (controller == null ? -1 : controller.id()));
+        TreeMap<Integer, Node> nodes = new TreeMap<>();
+        for (Node n : dc.nodes().get()) {
+            nodes.put(n.id(), n);
+        }
+        for (Node n : nodes.values()) {
+            System.out.println("node " + n.id() + " " + n.host() + " " + n.port());
+        }
     }
 
     private static void describe(Admin admin) throws Exception {
