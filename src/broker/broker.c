@@ -447,6 +447,7 @@ static void broker_open_topics(broker_t *b, const topic_cfg_t *tdef)
     rc.num_partitions = b->node.cfg.num_partitions;
     rc.node_id = b->node.cfg.node_id;
     rc.ctl = b->node.ctl;
+    rc.inter_broker = b->node.cfg.inter_broker_listener_name;
     b->node.reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
     part_attach(b->node.reg, b->node.loop, b->pool);
     b->node.fsess = fsess_cache_new(b->node.cfg.max_incremental_fetch_session_cache_slots);
