@@ -263,6 +263,17 @@ typedef struct broker_ckpt_s {
 
 static void broker_job_checkpoint(net_loop_t *loop, void *data);
 
+/* The checkpoint files are written together, at the shorter of Kafka's
+ * two intervals: replica.high.watermark.checkpoint.interval.ms for the
+ * high watermarks (5 s), log.flush.offset.checkpoint.interval.ms for the
+ * recovery points (60 s); a recovery point written sooner is as true. */
+static int64_t broker_checkpoint_interval(const broker_t *b)
+{
+    int64_t a = b->node.cfg.log_flush_offset_checkpoint_interval_ms;
+    int64_t h = b->node.cfg.replica_high_watermark_checkpoint_interval_ms;
+    return h > 0 && h < a ? h : a;
+}
+
 static void broker_ckpt_work(net_job_t *job)
 {
     log_mgr_checkpoint_run(&((broker_ckpt_t *)job)->ck);
@@ -276,7 +287,7 @@ static void broker_ckpt_done(net_job_t *job)
         lg_error("writing checkpoint files failed");
     free(c);
     if (!b->node.stopping)
-        broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+        broker_every(b, broker_checkpoint_interval(b), broker_job_checkpoint);
 }
 
 static void broker_job_checkpoint(net_loop_t *loop, void *data)
@@ -546,7 +557,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
         broker_every(b, broker_heartbeat_interval(b), broker_job_heartbeat);
     broker_life_start(b);
     broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
-    broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    broker_every(b, broker_checkpoint_interval(b), broker_job_checkpoint);
     broker_every(b, 1000, broker_job_flush);
     broker_every(b, 1000, broker_job_idle);
     lg_info("strand node %d of cluster %s started in %lld ms", b->node.cfg.node_id,

@@ -520,6 +520,7 @@ static void test_replica_hwm(void)
     CU_ASSERT_EQUAL(replica_fetch(t, 2, 10, 6, 3).err, KERR_FENCED_LEADER_EPOCH);
     CU_ASSERT_EQUAL(replica_fetch(t, 2, 10, 8, 3).err, KERR_UNKNOWN_LEADER_EPOCH);
     /* an ISR without the slow replica: the high watermark follows the others */
+    buf_free(&b);
     batch(&b, 2, 10, -1, -1);
     op_init(&op, ent, 1, 1);
     ent_set(&ent[0], "ap-r", 0, &b);
@@ -530,6 +531,7 @@ static void test_replica_hwm(void)
     CU_ASSERT_EQUAL(part->replicas[1].log_end_offset, 3); /* kept: same leadership */
     replica_fetch(t, 2, 10, 7, 5);
     CU_ASSERT_EQUAL(part_hwm(part), 5);
+    buf_free(&b);
 }
 
 /* A leader that becomes follower: its waiting acks=-1 produce answers
@@ -559,6 +561,7 @@ static void test_replica_follower(void)
     run_for(20);
     CU_ASSERT_EQUAL(ndone, 1);
     CU_ASSERT_EQUAL(ent[0].err, KERR_NOT_LEADER_OR_FOLLOWER);
+    buf_free(&b);
     batch(&b, 1, 10, -1, -1);
     op_init(&op, ent, 1, 1);
     ent_set(&ent[0], "ap-s", 0, &b);
@@ -572,6 +575,7 @@ static void test_replica_follower(void)
     CU_ASSERT_EQUAL(part->fetching, -1);
     CU_ASSERT_EQUAL(log_latest_epoch(part->log), 5);
     CU_ASSERT_EQUAL(part->replicas[1].log_end_offset, -1); /* forgotten */
+    buf_free(&b);
 }
 
 int main(void)
