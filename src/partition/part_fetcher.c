@@ -251,6 +251,10 @@ static void pf_partition(part_fetcher_t *f, const uint8_t id[16],
 
     if (!part || part->leader_epoch != k->req_epoch || k->oor)
         return; /* moved on since the request left */
+    if (log_pending_writes(part->log)) { /* a former leadership's writes still out */
+        pf_backoff(f, k);
+        return;
+    }
     switch (pd->error_code) {
     case KERR_NONE:
         if (pd->diverging_epoch.epoch >= 0 || pd->diverging_epoch.end_offset >= 0)
