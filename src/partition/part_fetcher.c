@@ -177,8 +177,8 @@ void pf_kick(part_fetcher_t *f)
     buf_init(&body);
     proto_fetch_req_encode(&r, PF_FETCH_VERSION, &body);
     arena_destroy(&a);
-    if (net_out_send(f->out, 1, PF_FETCH_VERSION, &body, (int64_t)f->fs->wait_ms + f->fs->timeout_ms,
-                     pf_on_fetch, f) < 0) {
+    int64_t timeout = (int64_t)f->fs->wait_ms + f->fs->timeout_ms;
+    if (net_out_send(f->out, 1, PF_FETCH_VERSION, &body, timeout, pf_on_fetch, f) < 0) {
         buf_free(&body);
         pf_arm(f, now + f->fs->backoff_ms, now);
         return;
