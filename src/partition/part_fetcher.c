@@ -189,15 +189,11 @@ void pf_kick(part_fetcher_t *f)
 
 /* ---- the answer ---- */
 
-/* Kafka's AbstractFetcherThread.getOffsetTruncationState with the
- * leader's diverging epoch: to the end of that epoch here when we know
- * it (never past the leader's end of it), else to the end of the largest
- * epoch below it; never past our log end. */
-static void pf_truncate(part_t *part, int32_t epoch, int64_t end)
+int64_t part_fetcher_truncation(const log_t *log, int32_t epoch, int64_t end)
 {
-    int64_t mine, leo = log_end_offset(part->log), to;
+    int64_t mine, leo = log_end_offset(log), to;
     int32_t got;
-    log_epoch_end_offset(part->log, epoch, &mine, &got);
+    log_epoch_end_offset(log, epoch, &mine, &got);
     if (got < 0)
         to = end;
     else if (got != epoch)
@@ -206,8 +202,12 @@ static void pf_truncate(part_t *part, int32_t epoch, int64_t end)
         to = mine < end ? mine : end;
     if (to > leo)
         to = leo;
-    if (to < 0)
-        to = log_high_watermark(part->log);
+    return to < 0 ? log_high_watermark(log) : to;
+}
+
+static void pf_truncate(part_t *part, int32_t epoch, int64_t end)
+{
+    int64_t to = part_fetcher_truncation(part->log, epoch, end);
     lg_info("%s-%d: diverging epoch %d (leader's end %lld): truncating to %lld",
             part->topic->name, part->index, epoch, (long long)end, (long long)to);
     if (log_truncate_to(part->log, to) < 0)

@@ -33,4 +33,13 @@ void part_fetcher_follow(part_reg_t *reg, part_t *part);
 /* part is not fetched any more (led here, leaderless, or going). */
 void part_fetcher_unfollow(part_reg_t *reg, part_t *part);
 
+/* Where a follower's log is truncated when the leader answers with a
+ * diverging epoch (epoch, end): Kafka's getOffsetTruncationState. To the
+ * end of that epoch here when we have it (never past the leader's end of
+ * it); when we do not, to the end of the largest epoch below it (the next
+ * fetch then settles the rest); with no epoch at or below it, to the
+ * leader's end. Never past our log end; the high watermark when the
+ * leader knows no such epoch either. */
+int64_t part_fetcher_truncation(const log_t *log, int32_t epoch, int64_t end);
+
 #endif

@@ -15,6 +15,7 @@
 #include "net/net_pool.h"
 #include "partition/part_append.h"
 #include "partition/part_fetch.h"
+#include "partition/part_fetcher.h"
 #include "cluster/meta_image.h"
 #include "partition/part_read.h"
 #include "util/kerr.h"
@@ -578,6 +579,36 @@ static void test_replica_follower(void)
     buf_free(&b);
 }
 
+/* A diverging epoch in a leader's answer: where the follower truncates
+ * (Kafka's getOffsetTruncationState). The log holds epoch 3 at 0-2 and
+ * epoch 5 at 3-4. */
+static void test_truncation_point(void)
+{
+    topic_t *t = topic("ap-t", NULL, NULL);
+    part_t *part = t->parts[0];
+    int32_t isr[1] = {1};
+    part_append_t op;
+    part_append_ent_t ent[1];
+    buf_t b;
+
+    for (int32_t epoch = 3; epoch <= 5; epoch += 2) {
+        role(part, 1, epoch, isr, 1);
+        batch(&b, epoch == 3 ? 3 : 2, 10, -1, -1);
+        op_init(&op, ent, 1, 1);
+        ent_set(&ent[0], "ap-t", 0, &b);
+        part_append(&op);
+        run_for(20);
+        CU_ASSERT_EQUAL(ent[0].err, 0);
+        buf_free(&b);
+    }
+    CU_ASSERT_EQUAL(log_end_offset(part->log), 5);
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 5, 4), 4); /* the leader's end of 5 */
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 5, 9), 5); /* never past ours */
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 4, 3), 3); /* 4 unknown: the end of 3 */
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 3, 2), 2);
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 2, 0), 0); /* nothing at or below 2 */
+}
+
 int main(void)
 {
     lg_set_level(LG_ERROR);
@@ -591,5 +622,6 @@ int main(void)
     CU_add_test(s, "long-poll fetch", test_long_poll);
     CU_add_test(s, "replica fetches move the high watermark", test_replica_hwm);
     CU_add_test(s, "a leader becomes follower", test_replica_follower);
+    CU_add_test(s, "where a diverging follower truncates", test_truncation_point);
     return unit_run();
 }
