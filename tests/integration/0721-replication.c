@@ -4,9 +4,13 @@
  *     idempotent acks=all librdkafka producer writes to every partition,
  *     and each message is delivered at the offset of its place in its
  *     partition (nothing lost, nothing duplicated, order kept);
- *   - under that load a node that is not the quorum leader is killed
+ *   - under that load (every partition has acknowledged messages, more
+ *     are on the wire) a node that is not the quorum leader is killed
  *     with kill -9 (the leadership of the partitions it led moves to the
  *     others once it is fenced) and started again; the producer goes on;
+ *     what the killed node had appended as leader and nobody else had
+ *     (never acknowledged) is truncated away when it follows again
+ *     (diverging epoch);
  *   - a consumer through another node reads every message once and in
  *     order, partition by partition;
  *   - the restarted node catches up: every segment .log file of the
@@ -39,6 +43,7 @@ static void value_of(int32_t p, int64_t i, char *out, size_t cap)
 }
 
 static int delivered;
+static int delivered_in[NPART];
 
 static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -49,6 +54,16 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     TL_ASSERT(m->offset == want, "%d: message %lld delivered at offset %lld", (int)m->partition,
               (long long)want, (long long)m->offset);
     delivered++;
+    delivered_in[m->partition]++;
+}
+
+/* Whether every partition has at least n messages delivered. */
+static int each_has(int n)
+{
+    for (int32_t p = 0; p < NPART; p++)
+        if (delivered_in[p] < n)
+            return 0;
+    return 1;
 }
 
 static void produce_round(rd_kafka_t *rk, int round)
@@ -207,11 +222,13 @@ int main(void)
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, conf);
     produce_round(rk, 0);
     double until = tl_now() + 60;
-    while (delivered < NPART * PER_ROUND / 2 && tl_now() < until)
+    while (!each_has(PER_ROUND / 2) && tl_now() < until)
         rd_kafka_poll(rk, 5); /* the kill comes with the rest of the round on the wire */
+    TL_ASSERT(each_has(PER_ROUND / 2), "round 0 not half delivered: %d", delivered);
+    produce_round(rk, 1);
+    poll_for(rk, 50);
     tl_node_kill9(tl_cluster_node(c, victim));
     tl_log("node %d killed with %d of %d messages delivered", victim, delivered, NPART * NMSG);
-    produce_round(rk, 1);
     poll_for(rk, 6000); /* past broker.session.timeout.ms: fenced, out of the ISRs */
     tl_node_start(tl_cluster_node(c, victim));
     tl_log("node %d started again with %d messages delivered", victim, delivered);
