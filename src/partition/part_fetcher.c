@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cluster/meta_image.h"
+#include "log/log_batch.h"
 #include "partition/part_fetcher_int.h"
 #include "partition/part_int.h"
 #include "proto/proto_gen.h"
@@ -227,13 +228,34 @@ static void pf_offsets(part_t *part, const proto_fetch_resp_partition_data_t *pd
         log_delete_records(part->log, pd->log_start_offset);
 }
 
+/* An empty log (just begun at the leader's log start) whose first batch
+ * starts below its end: the leader's log start fell inside that batch
+ * (DeleteRecords). As Kafka's follower, the log begins again at the
+ * batch's base offset; the leader's log start is taken after the append.
+ * Returns 1 when the log was begun again. */
+static int pf_realign(part_t *part, const uint8_t *p, size_t len)
+{
+    log_batch_hdr_t h;
+    int64_t leo = log_end_offset(part->log);
+    if (leo != log_start_offset(part->log) || log_batch_hdr_parse(p, len, &h) < 0 ||
+        h.base_offset >= leo || h.base_offset + h.last_offset_delta < leo)
+        return 0;
+    lg_info("%s-%d: the leader's first batch starts at %lld, below our empty log's %lld: "
+            "beginning there", part->topic->name, part->index, (long long)h.base_offset,
+            (long long)leo);
+    return log_reset_to(part->log, h.base_offset, net_now_wall_ms()) == 0;
+}
+
 static void pf_records(part_fetcher_t *f, pf_key_t *k, part_t *part,
                        const proto_fetch_resp_partition_data_t *pd)
 {
     int16_t err = KERR_NONE;
-    if (pd->records.len > 0 && pd->records.p)
-        err = log_append_replica(part->log, pd->records.p, (size_t)pd->records.len,
-                                 net_now_wall_ms());
+    const uint8_t *p = pd->records.p;
+    size_t len = pd->records.len > 0 ? (size_t)pd->records.len : 0;
+    if (len > 0 && p)
+        err = log_append_replica(part->log, p, len, net_now_wall_ms());
+    if (err == KERR_OFFSET_OUT_OF_RANGE && pf_realign(part, p, len))
+        err = log_append_replica(part->log, p, len, net_now_wall_ms());
     if (err) {
         lg_warn("%s-%d: appending from leader %d: error %d", part->topic->name, part->index,
                 f->leader, err);
