@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api/api_fsess.h"
+#include "api/api_leader.h"
 #include "api/api_util.h"
 #include "partition/part_fetch.h"
 
@@ -56,7 +57,40 @@ static int api_fetch_news(api_fetch_t *f, int i, const part_read_t *rd)
            sp->sent_lstart != rd->log_start_offset;
 }
 
-static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_data_t *pd)
+/* v12+ (KIP-951): the current leader of a partition not led here, and
+ * from v16 its endpoint once in the answer's NodeEndpoints. */
+static void api_fetch_leader(api_fetch_t *f, int i, proto_fetch_resp_partition_data_t *pd,
+                             proto_fetch_resp_t *resp)
+{
+    const api_fitem_t *it = &f->items[i];
+    int16_t ver = f->req->hdr.api_version;
+    api_leader_t l;
+
+    if (ver < 12 || !api_leader_err(pd->error_code) ||
+        api_leader_get(f->req, ver >= 13 ? it->id.b : NULL, it->name.p,
+                       it->name.len < 0 ? 0 : (size_t)it->name.len, it->partition, &l) < 0)
+        return;
+    pd->current_leader.leader_id = l.leader_id;
+    pd->current_leader.leader_epoch = l.leader_epoch;
+    if (ver < 16 || !l.has_endpoint)
+        return;
+    for (int32_t j = 0; j < resp->node_endpoints.n; j++)
+        if (resp->node_endpoints.v[j].node_id == l.leader_id)
+            return;
+    if (!resp->node_endpoints.v)
+        resp->node_endpoints.v = arena_calloc(f->req->arena, (size_t)f->nitems + 1,
+                                              sizeof(*resp->node_endpoints.v));
+    proto_fetch_resp_node_endpoint_t *ne = &resp->node_endpoints.v[resp->node_endpoints.n++];
+    proto_fetch_resp_node_endpoint_init(ne);
+    ne->node_id = l.leader_id;
+    ne->host = (proto_str_t){l.ep.host, (int32_t)strlen(l.ep.host)};
+    ne->port = l.ep.port;
+    if (l.ep.rack)
+        ne->rack = (proto_str_t){l.ep.rack, (int32_t)strlen(l.ep.rack)};
+}
+
+static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_data_t *pd,
+                           proto_fetch_resp_t *resp)
 {
     const part_read_t *rd = &f->pf.items[i].rd;
 
@@ -68,6 +102,7 @@ static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_dat
     pd->log_start_offset = rd->log_start_offset;
     pd->diverging_epoch.epoch = rd->diverging_epoch;
     pd->diverging_epoch.end_offset = rd->diverging_end_offset;
+    api_fetch_leader(f, i, pd, resp);
     pd->records.p = (const uint8_t *)"";
     pd->records.len = 0;
     if (rd->len > 0) {
@@ -115,7 +150,7 @@ static void api_fetch_assemble(api_fetch_t *f, const char *news, proto_fetch_res
             tr->partitions.v = arena_calloc(a, (size_t)(f->nitems - i) + 1, sizeof(*tr->partitions.v));
             tr->partitions.n = 0;
         }
-        api_fetch_part(f, i, &tr->partitions.v[tr->partitions.n++]);
+        api_fetch_part(f, i, &tr->partitions.v[tr->partitions.n++], resp);
     }
 }
 
@@ -312,6 +347,10 @@ static void api_fetch_start(api_fetch_t *f)
     f->pf.max_wait_ms = f->r.max_wait_ms;
     f->pf.min_bytes = f->r.min_bytes;
     f->pf.max_bytes = f->r.max_bytes;
+    f->pf.replica_id = f->req->hdr.api_version >= 15 ? f->r.replica_state.replica_id
+                                                     : f->r.replica_id;
+    f->pf.replica = f->pf.replica_id >= 0;
+    f->pf.replica_epoch = f->req->hdr.api_version >= 15 ? f->r.replica_state.replica_epoch : -1;
     f->pf.done = api_fetch_done;
     f->pf.nitems = f->nitems;
     f->pf.items = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*f->pf.items));

@@ -11,16 +11,21 @@
 
 #include "api/api_group.h"
 #include "api/api_util.h"
+#include "cluster/meta_image.h"
 #include "partition/part_read.h"
 #include "util/kerr.h"
 
-/* Kafka looks in its metadata only: a partition that is offline here
- * still exists, and commits for it are taken. */
+/* Kafka looks in its metadata only: a partition that is offline here,
+ * or led by another broker, or not hosted here at all, still exists, and
+ * commits for it are taken (the coordinator need not lead it). */
 static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition)
 {
-    part_t *part;
-    int16_t err = part_find_by_name(req->b->reg, topic.p, topic.len, partition, &part);
-    return err == KERR_KAFKA_STORAGE_ERROR ? KERR_NONE : err;
+    const mi_topic_t *mt =
+        topic.len < 0 ? NULL
+                      : meta_image_topic(&req->b->reg->meta->img, topic.p, (size_t)topic.len);
+    if (!mt || partition < 0 || partition >= mt->nparts || !mt->parts[partition].present)
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    return KERR_NONE;
 }
 
 /* The name of the topic of a v10 request (copied: the answer may come

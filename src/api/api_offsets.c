@@ -22,7 +22,7 @@ static int16_t api_lo_ts_check(int16_t ver, int64_t ts)
 
 /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
 static void api_lo_part(part_t *part, const proto_list_offsets_req_list_offsets_partition_t *rp,
-                        proto_list_offsets_resp_list_offsets_partition_response_t *pr)
+                        int replica, proto_list_offsets_resp_list_offsets_partition_response_t *pr)
 {
     part_offset_t o;
     /* Kafka checks a current leader epoch unless it is -1 (none): one
@@ -32,7 +32,9 @@ static void api_lo_part(part_t *part, const proto_list_offsets_req_list_offsets_
                          : part_list_offset(part, rp->timestamp, rp->current_leader_epoch, &o);
     if (pr->error_code)
         return;
-    pr->offset = o.offset;
+    /* A follower (replica id >= 0) asking the latest offset gets the log
+     * end, as Kafka answers a replica, not the high watermark. */
+    pr->offset = replica && rp->timestamp == PART_OFFSET_LATEST ? part_log_end(part) : o.offset;
     pr->timestamp = o.timestamp;
     pr->leader_epoch = o.leader_epoch;
 }
@@ -71,7 +73,7 @@ void api_list_offsets(api_req_t *req)
                 pr->error_code = part_find_by_name(req->b->reg, rt->name.p, rt->name.len,
                                                    rp->partition_index, &part);
             if (part) /* no transactions yet: isolation changes nothing */
-                api_lo_part(part, rp, pr);
+                api_lo_part(part, rp, r.replica_id >= 0, pr);
         }
     }
     API_REPLY(req, list_offsets, &resp);

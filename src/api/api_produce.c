@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "api/api_leader.h"
 #include "api/api_produce_err.h"
 #include "api/api_util.h"
 #include "partition/part_append.h"
@@ -42,9 +43,40 @@ static void api_produce_record_error(api_req_t *req, const part_append_ent_t *en
         pr->record_errors.v[0].batch_index_error_message = pr->error_message;
 }
 
+/* v10+ (KIP-951): the partition's current leader, and its endpoint once
+ * in the answer's NodeEndpoints. */
+static void api_produce_leader(api_produce_t *ap, const part_append_ent_t *ent,
+                               proto_produce_resp_partition_produce_response_t *pr)
+{
+    proto_produce_resp_t *resp = &ap->resp;
+    api_leader_t l;
+
+    if (ap->req->hdr.api_version < 10 || !api_leader_err(ent->err) ||
+        api_leader_get(ap->req, ent->id, NULL, 0, ent->partition, &l) < 0)
+        return;
+    pr->current_leader.leader_id = l.leader_id;
+    pr->current_leader.leader_epoch = l.leader_epoch;
+    if (!l.has_endpoint)
+        return;
+    for (int32_t i = 0; i < resp->node_endpoints.n; i++)
+        if (resp->node_endpoints.v[i].node_id == l.leader_id)
+            return;
+    if (!resp->node_endpoints.v)
+        resp->node_endpoints.v = arena_calloc(ap->req->arena, (size_t)ap->op.nents + 1,
+                                              sizeof(*resp->node_endpoints.v));
+    proto_produce_resp_node_endpoint_t *ne = &resp->node_endpoints.v[resp->node_endpoints.n++];
+    proto_produce_resp_node_endpoint_init(ne);
+    ne->node_id = l.leader_id;
+    ne->host = (proto_str_t){l.ep.host, (int32_t)strlen(l.ep.host)};
+    ne->port = l.ep.port;
+    if (l.ep.rack)
+        ne->rack = (proto_str_t){l.ep.rack, (int32_t)strlen(l.ep.rack)};
+}
+
 static void api_produce_fill(api_produce_t *ap, const part_append_ent_t *ent,
                              proto_produce_resp_partition_produce_response_t *pr)
 {
+    api_produce_leader(ap, ent, pr);
     pr->error_code = ent->err;
     pr->base_offset = ent->base_offset;
     pr->log_append_time_ms = ent->log_append_time;

@@ -303,6 +303,17 @@ typedef struct broker_ckpt_s {
 
 static void broker_job_checkpoint(net_loop_t *loop, void *data);
 
+/* The checkpoint files are written together, at the shorter of Kafka's
+ * two intervals: replica.high.watermark.checkpoint.interval.ms for the
+ * high watermarks (5 s), log.flush.offset.checkpoint.interval.ms for the
+ * recovery points (60 s); a recovery point written sooner is as true. */
+static int64_t broker_checkpoint_interval(const broker_t *b)
+{
+    int64_t a = b->node.cfg.log_flush_offset_checkpoint_interval_ms;
+    int64_t h = b->node.cfg.replica_high_watermark_checkpoint_interval_ms;
+    return h > 0 && h < a ? h : a;
+}
+
 static void broker_ckpt_work(net_job_t *job)
 {
     log_mgr_checkpoint_run(&((broker_ckpt_t *)job)->ck);
@@ -316,7 +327,7 @@ static void broker_ckpt_done(net_job_t *job)
         lg_error("writing checkpoint files failed");
     free(c);
     if (!b->node.stopping)
-        broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+        broker_every(b, broker_checkpoint_interval(b), broker_job_checkpoint);
 }
 
 static void broker_job_checkpoint(net_loop_t *loop, void *data)
@@ -487,6 +498,7 @@ static void broker_open_topics(broker_t *b, const topic_cfg_t *tdef)
     rc.num_partitions = b->node.cfg.num_partitions;
     rc.node_id = b->node.cfg.node_id;
     rc.ctl = b->node.ctl;
+    rc.inter_broker = b->node.cfg.inter_broker_listener_name;
     b->node.reg = part_reg_open_ex(b->logs, &rc, net_now_wall_ms());
     part_attach(b->node.reg, b->node.loop, b->pool);
     b->node.fsess = fsess_cache_new(b->node.cfg.max_incremental_fetch_session_cache_slots);
@@ -586,7 +598,7 @@ int broker_start(broker_t *b, broker_config_t *cfg)
     broker_life_start(b);
     broker_ctlreg_start(b);
     broker_every(b, b->node.cfg.log_retention_check_interval_ms, broker_job_retention);
-    broker_every(b, b->node.cfg.log_flush_offset_checkpoint_interval_ms, broker_job_checkpoint);
+    broker_every(b, broker_checkpoint_interval(b), broker_job_checkpoint);
     broker_every(b, 1000, broker_job_flush);
     broker_every(b, 1000, broker_job_idle);
     lg_info("strand node %d of cluster %s started in %lld ms", b->node.cfg.node_id,

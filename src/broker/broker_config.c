@@ -57,6 +57,8 @@ static const bcfg_field_t bcfg_fields[] = {
     F("log.flush.interval.messages", BF_I64, log_flush_interval_messages),
     F("log.flush.scheduler.interval.ms", BF_I64, log_flush_scheduler_interval_ms),
     F("log.flush.offset.checkpoint.interval.ms", BF_I64, log_flush_offset_checkpoint_interval_ms),
+    F("replica.high.watermark.checkpoint.interval.ms", BF_I64,
+      replica_high_watermark_checkpoint_interval_ms),
     F("log.segment.delete.delay.ms", BF_I64, log_segment_delete_delay_ms),
     F("log.message.timestamp.before.max.ms", BF_I64, log_message_timestamp_before_max_ms),
     F("log.message.timestamp.after.max.ms", BF_I64, log_message_timestamp_after_max_ms),

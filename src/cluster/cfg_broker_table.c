@@ -351,7 +351,9 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("replica.fetch.min.bytes", INT, "1", RO, ANY, NULL),
     K("replica.fetch.response.max.bytes", INT, "10485760", RO, MIN(0), NULL),
     K("replica.fetch.wait.max.ms", INT, "500", RO, ANY, NULL),
-    K("replica.high.watermark.checkpoint.interval.ms", LONG, "5000", RO, ANY, NULL),
+    K("replica.high.watermark.checkpoint.interval.ms", LONG, "5000", RO, ANY,
+      "How often the replication-offset-checkpoint (high watermarks) of each log dir is "
+      "written (the other checkpoints are written with it)."),
     K("replica.lag.time.max.ms", LONG, "30000", RO, ANY, NULL),
     K("replica.selector.class", STRING, NULL, RO, ANY, NULL),
     K("replica.socket.receive.buffer.bytes", INT, "65536", RO, ANY, NULL),

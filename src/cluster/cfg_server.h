@@ -96,6 +96,7 @@ typedef struct broker_config_s {
     int64_t log_flush_interval_ms;
     int64_t log_flush_scheduler_interval_ms;
     int64_t log_flush_offset_checkpoint_interval_ms;
+    int64_t replica_high_watermark_checkpoint_interval_ms;
     int64_t log_segment_delete_delay_ms;
     bool log_message_timestamp_log_append;
     int64_t log_message_timestamp_before_max_ms;

@@ -4,9 +4,9 @@
  * those its replica manager leads. When the image moves a partition's
  * leadership away, its groups are unloaded; when it gives one to this
  * node, the groups are loaded from the partition's log here (while
- * loading they answer COORDINATOR_LOAD_IN_PROGRESS). Partition data is
- * not replicated yet, so a new leader loads what its own log holds: the
- * groups' state does not move with the leadership. */
+ * loading they answer COORDINATOR_LOAD_IN_PROGRESS). The partition is
+ * replicated (partition/part_fetcher.c), so a new leader loads what it
+ * replicated from the former one. */
 #include "coord/grp_log_int.h"
 
 #include "cluster/meta_image.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "net/net_pool.h"
+#include "partition/part_fetcher.h"
 #include "partition/part_int.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -71,10 +72,12 @@ part_t *part_new(topic_t *topic, int32_t index, log_t *log, int32_t node_id)
     part->log = log;
     part->node_id = node_id;
     part->leader = node_id;
+    part->fetching = -1;
     part->nreplicas = part->nisr = 1;
     part->replicas = xcalloc(1, sizeof(*part->replicas));
     part->replicas[0].node_id = node_id;
     part->replicas[0].log_end_offset = log_end_offset(log);
+    part->replicas[0].broker_epoch = -1;
     part->isr = xcalloc(1, sizeof(*part->isr));
     part->isr[0] = node_id;
     part->flush_hold = part->flush_hold_next = INT64_MAX;
@@ -91,7 +94,7 @@ void part_free(part_t *part)
     free(part);
 }
 
-static part_replica_t *part_replica(part_t *part, int32_t node_id)
+part_replica_t *part_replica_get(part_t *part, int32_t node_id)
 {
     for (int32_t i = 0; i < part->nreplicas; i++)
         if (part->replicas[i].node_id == node_id)
@@ -102,12 +105,14 @@ static part_replica_t *part_replica(part_t *part, int32_t node_id)
 int part_update_hwm(part_t *part)
 {
     int64_t leo = log_end_offset(part->log), hwm = leo;
-    part_replica_t *self = part_replica(part, part->node_id);
+    part_replica_t *self = part_replica_get(part, part->node_id);
 
+    if (!part_is_leader(part))
+        return 0;
     if (self)
         self->log_end_offset = leo;
     for (int32_t i = 0; i < part->nisr; i++) {
-        const part_replica_t *r = part_replica(part, part->isr[i]);
+        const part_replica_t *r = part_replica_get(part, part->isr[i]);
         if (r && r->log_end_offset < hwm)
             hwm = r->log_end_offset;
     }
@@ -311,7 +316,10 @@ static void part_reg_load(part_reg_t *reg, int64_t now_ms)
             if (!log)
                 continue;
             topic->parts[i] = part_new(topic, i, log, reg->node_id);
-            part_take_leadership(topic->parts[i]);
+            if (reg->quorum) /* the controller's choice, as the snapshot has it */
+                part_set_role(reg, topic->parts[i], &mt->parts[i], now_ms);
+            else
+                part_take_leadership(topic->parts[i]);
         }
         lg_info("loaded topic %s with %d partitions", topic->name, topic->nparts);
     }
@@ -332,6 +340,8 @@ part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int6
     reg->node_id = cfg->node_id;
     reg->ctl = cfg->ctl;
     reg->meta = ctl_meta(cfg->ctl);
+    reg->quorum = reg->meta->quorum;
+    reg->inter_broker = cfg->inter_broker;
     /* A quorum's node has at start only its snapshot's metadata: a
      * partition it does not hold may come back as the log is committed
      * again (part_delta.c takes its log up then), so nothing is deleted. */
@@ -353,6 +363,8 @@ void part_attach(part_reg_t *reg, net_loop_t *loop, net_pool_t *pool)
 {
     reg->loop = loop;
     reg->pool = pool;
+    if (reg->quorum && loop && !reg->fetchers && !reg->stopping)
+        part_fetchers_new(reg);
 }
 
 void part_reg_free(part_reg_t *reg)
@@ -361,6 +373,7 @@ void part_reg_free(part_reg_t *reg)
     topic_t *topic;
     if (!reg)
         return;
+    part_fetchers_free(reg->fetchers);
     while ((topic = part_topic_next(reg, &pos)))
         part_topic_free(topic);
     smap_free(&reg->by_name);

@@ -32,11 +32,17 @@ struct part_watch_s {
 
 typedef struct topic_s topic_t;
 
-/* What the leader knows of one replica of its partition. */
+/* What the leader knows of one replica of its partition, as Kafka's
+ * Replica keeps it: reset (log end -1, unknown) when this node becomes
+ * leader at a new epoch, then updated by each of the follower's fetches
+ * (part_replica_fetched). */
 typedef struct part_replica_s {
     int32_t node_id;
     int64_t log_end_offset;    /* as last reported (this node's: its log's) */
     int64_t last_caught_up_ms; /* when it last had the leader's log end */
+    int64_t last_fetch_ms;     /* its previous fetch, and the leader's log */
+    int64_t last_fetch_leo;    /* end then: Kafka's caught-up rule */
+    int64_t broker_epoch;      /* of its latest fetch; -1 before */
 } part_replica_t;
 
 typedef struct part_s {
@@ -47,6 +53,8 @@ typedef struct part_s {
     int32_t partition_epoch;
     int32_t node_id;           /* this node */
     int32_t leader;            /* the leader's node id, -1 when none */
+    int32_t fetching;          /* a follower: the leader its fetcher
+                                  follows, -1 when none (part_fetcher.c) */
     part_replica_t *replicas;  /* owned; this node's among them */
     int32_t nreplicas;
     int32_t *isr;              /* owned: node ids of the in-sync replicas */
@@ -99,6 +107,12 @@ typedef struct part_reg_s {
     struct part_wq_s *wq;
     struct part_flush_s *flush;
     int stopping;           /* shutting down: no more work on the pool */
+    /* A quorum's broker: roles come from the metadata image, followers
+     * fetch from their leaders (part_fetcher.c) through the listener
+     * named inter_broker (borrowed from the broker's config). */
+    bool quorum;
+    const char *inter_broker;
+    struct part_fetchers_s *fetchers; /* owned; NULL until part_attach */
 } part_reg_t;
 
 typedef struct part_reg_config_s {
@@ -111,6 +125,8 @@ typedef struct part_reg_config_s {
     int32_t node_id;
     struct ctl_s *ctl;      /* the controller (cluster/ctl.h): its metadata
                                log is what the registry follows */
+    const char *inter_broker; /* inter.broker.listener.name (borrowed,
+                                 outlives the registry); NULL: PLAINTEXT */
 } part_reg_config_t;
 
 /* Builds the registry from the controller's metadata image: every
@@ -202,8 +218,33 @@ static inline int32_t part_isr_size(const part_t *part)
 
 /* After the log end moved: the high watermark becomes the smallest log
  * end of the in-sync replicas (this node's is its log's). It never moves
- * back. Returns 1 if it moved. */
+ * back, and only a leader moves it so (a follower takes its leader's,
+ * part_fetcher.c). Returns 1 if it moved. */
 int part_update_hwm(part_t *part);
+
+/* ---- roles and replicas (part_replica.c) ---- */
+
+struct mi_part_s;
+/* The partition as the metadata image now has it (its PartitionRecord
+ * and the PartitionChangeRecords after it): leader, leader and partition
+ * epochs, replicas, ISR. Becoming leader at a new epoch starts that epoch
+ * at the log end (leader-epoch-checkpoint) and forgets what was known of
+ * the followers; becoming a follower hands the partition to the fetcher
+ * of its leader (stopped when it leads or has no leader). Operations
+ * waiting on the partition are woken (a delayed produce of a former
+ * leader answers NOT_LEADER_OR_FOLLOWER). */
+void part_set_role(part_reg_t *reg, part_t *part, const struct mi_part_s *mp, int64_t now_ms);
+/* What a follower's fetch tells the leader, as Kafka's Partition
+ * .updateFollowerFetchState records it: its log end (the fetch offset),
+ * when it was caught up, its broker epoch; then the high watermark moves
+ * (waiters woken). Returns NOT_LEADER_OR_FOLLOWER for a fetch with an
+ * older broker epoch than the replica's last (a former incarnation's),
+ * else 0. */
+int16_t part_replica_fetched(part_t *part, int32_t replica_id, int64_t broker_epoch,
+                             int64_t fetch_offset, int64_t now_ms);
+/* The fetching replica's entry, or NULL when replica_id is not one of the
+ * partition's replicas. */
+part_replica_t *part_replica_get(part_t *part, int32_t replica_id);
 
 /* compression.type for a produced, validated batch: when the topic names
  * a codec other than the batch's, the batch is rebuilt with that codec

@@ -9,6 +9,7 @@
 
 #include "partition/part_append.h"
 #include "partition/part_delay.h"
+#include "partition/part_fetcher.h"
 #include "partition/part_flush.h"
 #include "partition/part_int.h"
 #include "util/logging.h"
@@ -264,7 +265,7 @@ static int part_append_replicated(part_append_t *op, int expired)
         if (ent->err || !ent->committed)
             continue;
         part_t *part = part_append_find(op->reg, ent, 0);
-        if (!part)
+        if (!part || !part_is_leader(part))
             ent->err = KERR_NOT_LEADER_OR_FOLLOWER;
         else if (part_offline(part))
             ent->err = KERR_KAFKA_STORAGE_ERROR;
@@ -383,6 +384,7 @@ void part_append(part_append_t *op)
 void part_append_shutdown(part_reg_t *reg)
 {
     reg->stopping = 1;
+    part_fetchers_free(reg->fetchers); /* nothing more comes from leaders */
     part_wq_free(reg);
     part_flush_shutdown(reg);
 }

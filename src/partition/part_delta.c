@@ -15,6 +15,8 @@
 
 #include "net/net_pool.h"
 
+#include "net/net_loop.h"
+#include "partition/part_fetcher.h"
 #include "partition/part_int.h"
 #include "util/logging.h"
 #include "util/mem.h"
@@ -50,6 +52,28 @@ static int part_delta_dir(const part_reg_t *reg, const meta_part_rec_t *r)
     if (r->directories.n < 1)
         return -1;
     return log_mgr_dir_index(reg->logs, r->directories.v[0].b);
+}
+
+/* A quorum's partition takes its role from the image (part_set_role):
+ * after its PartitionRecord (a new one, one taken up again after a
+ * restart, or one committed again for a partition we have) and after
+ * each PartitionChangeRecord. */
+static void part_delta_role(part_reg_t *reg, part_t *part, const meta_image_t *img,
+                            int64_t now_ms)
+{
+    const mi_topic_t *mt = meta_image_topic_by_id(img, part->topic->id);
+    if (!reg->quorum || !mt || part->index >= mt->nparts || !mt->parts[part->index].present)
+        return;
+    part_set_role(reg, part, &mt->parts[part->index], now_ms);
+}
+
+static void part_delta_change(part_reg_t *reg, const meta_part_change_rec_t *r,
+                              const meta_image_t *img, int64_t now_ms)
+{
+    topic_t *topic = part_topic_by_id(reg, r->topic_id.b);
+    part_t *part = topic ? part_get(topic, r->partition_id) : NULL;
+    if (part)
+        part_delta_role(reg, part, img, now_ms);
 }
 
 /* A committed change being applied: its requester is answered once every
@@ -109,6 +133,7 @@ static void part_make_done(net_job_t *job)
     else {
         topic->parts[p] = part_new(topic, p, log, reg->node_id);
         part_lead(topic->parts[p], m->leader_epoch);
+        part_delta_role(reg, topic->parts[p], &reg->meta->img, net_now_wall_ms());
     }
     free(m);
     part_delta_unref(d);
@@ -139,6 +164,7 @@ static int part_delta_adopt(part_reg_t *reg, topic_t *topic, const meta_part_rec
     log_set_config(log, &lc);
     topic->parts[p] = part_new(topic, p, log, reg->node_id);
     part_lead(topic->parts[p], r->leader_epoch < 0 ? 0 : r->leader_epoch);
+    part_delta_role(reg, topic->parts[p], &reg->meta->img, now_ms);
     return 1;
 }
 
@@ -151,8 +177,11 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
     topic_t *topic = part_topic_by_id(reg, r->topic_id.b);
     log_config_t lc;
 
-    if (!topic || !part_delta_replica_here(reg, r) || part_get(topic, r->partition_id) ||
-        part_creating(topic, r->partition_id))
+    if (topic && part_get(topic, r->partition_id)) {
+        part_delta_role(reg, part_get(topic, r->partition_id), &reg->meta->img, now_ms);
+        return;
+    }
+    if (!topic || !part_delta_replica_here(reg, r) || part_creating(topic, r->partition_id))
         return;
     part_topic_grow(topic, r->partition_id + 1);
     if (part_delta_adopt(reg, topic, r, now_ms))
@@ -193,6 +222,7 @@ static void part_delta_remove(part_reg_t *reg, const uint8_t id[16], int64_t now
         part_t *part = topic->parts[i];
         if (!part)
             continue;
+        part_fetcher_unfollow(reg, part);
         part_notify(part);
         if (log_mgr_delete(reg->logs, topic->name, i, now_ms) < 0)
             lg_error("deleting %s-%d: %s (removed at the next start)", topic->name, i,
@@ -273,6 +303,7 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
             }
             part_delta_partition(reg, &r->u.part, now_ms, d);
             break;
+        case META_REC_PARTITION_CHANGE: part_delta_change(reg, &r->u.change, img, now_ms); break;
         case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic.topic_id.b, now_ms); break;
         case META_REC_CONFIG:
             broker_cfg |= r->u.config.resource_type == META_RES_BROKER;

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "net/net_loop.h"
 #include "partition/part_delay.h"
 #include "partition/part_int.h"
 #include "util/kerr.h"
@@ -15,6 +16,22 @@ static topic_t *part_fetch_topic(const part_fetch_t *f, const part_fetch_item_t 
     if (it->by_id)
         return part_topic_by_id(f->reg, it->topic_id);
     return it->topic_len >= 0 ? part_topic_get(f->reg, it->topic, (size_t)it->topic_len) : NULL;
+}
+
+/* A follower's read tells the leader where the follower is, as Kafka
+ * updates the follower's fetch state after the read, unless it diverged;
+ * a stale broker epoch turns the read into its error. */
+static void part_fetch_replica(part_fetch_t *f, part_t *part, part_read_t *rd)
+{
+    if (!rd->replica || rd->err || rd->diverging_epoch >= 0)
+        return;
+    int16_t err = part_replica_fetched(part, f->replica_id, f->replica_epoch, rd->fetch_offset,
+                                       net_now_wall_ms());
+    if (!err)
+        return;
+    if (rd->fd >= 0)
+        close(rd->fd);
+    part_read_error(rd, err);
 }
 
 static void part_fetch_one(part_fetch_t *f, part_fetch_item_t *it, int64_t *budget,
@@ -28,10 +45,14 @@ static void part_fetch_one(part_fetch_t *f, part_fetch_item_t *it, int64_t *budg
     it->rd.diverging_end_offset = -1;
     if (!topic && it->by_id) {
         part_read_error(&it->rd, KERR_UNKNOWN_TOPIC_ID);
-    } else if (err) {
+    } else if (err || (f->replica &&
+                       (err = part_read_replica_check(part, f->replica_id,
+                                                      it->rd.current_leader_epoch)))) {
         part_read_error(&it->rd, err);
     } else {
+        it->rd.replica = f->replica;
         part_read(part, &it->rd, budget, *bytes == 0);
+        part_fetch_replica(f, part, &it->rd);
         *bytes += (size_t)it->rd.len;
     }
 }

@@ -29,6 +29,11 @@ struct part_fetch_s {
     int32_t max_wait_ms;
     int32_t min_bytes;
     int32_t max_bytes;
+    /* A follower's fetch (ReplicaId / ReplicaState): replica set, its
+     * node id and broker epoch. Zeroed: a consumer's. */
+    int replica;
+    int32_t replica_id;
+    int64_t replica_epoch;
     part_fetch_item_t *items;
     int nitems;
     /* Runs once, on the loop, with every item's results; the regions'

@@ -38,6 +38,13 @@ int16_t part_check_epoch(const part_t *part, int32_t current)
     return current < part->leader_epoch ? KERR_FENCED_LEADER_EPOCH : KERR_UNKNOWN_LEADER_EPOCH;
 }
 
+int16_t part_read_replica_check(part_t *part, int32_t replica_id, int32_t current_leader_epoch)
+{
+    if (part_replica_get(part, replica_id))
+        return KERR_NONE;
+    return current_leader_epoch >= 0 ? KERR_UNKNOWN_LEADER_EPOCH : KERR_NOT_LEADER_OR_FOLLOWER;
+}
+
 void part_read_error(part_read_t *rd, int16_t err)
 {
     rd->err = err;
@@ -84,7 +91,7 @@ void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one)
         return;
     int64_t max = rd->max_bytes < *budget ? rd->max_bytes : *budget;
     err = log_read(part->log, rd->fetch_offset, (int32_t)(max < 0 ? 0 : max), min_one,
-                   rd->high_watermark, &lr);
+                   rd->replica ? log_end_offset(part->log) : rd->high_watermark, &lr);
     if (err) {
         part_read_error(rd, err);
         return;

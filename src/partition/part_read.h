@@ -34,6 +34,7 @@ typedef struct part_read_s {
     int32_t current_leader_epoch; /* -1: unchecked */
     int32_t last_fetched_epoch;   /* -1: no divergence check */
     int8_t isolation;             /* 0 read_uncommitted, 1 read_committed */
+    int replica;                  /* a follower's: read up to the log end */
     /* out: err, or the offsets and a region of a segment file (fd a dup
      * owned by the reader, -1 when len is 0), or a diverging epoch */
     int16_t err;
@@ -52,6 +53,11 @@ typedef struct part_read_s {
  * the limits, as Kafka's first partition of a fetch); *budget goes down by
  * what was read. Errors carry -1 offsets, as Kafka answers them. */
 void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one);
+/* A follower's fetch: the replica must be one of part's (Kafka's
+ * followerReplicaOrThrow: UNKNOWN_LEADER_EPOCH when the fetch names a
+ * leader epoch, as a replica being added retries, else
+ * NOT_LEADER_OR_FOLLOWER). Returns 0 or the error. */
+int16_t part_read_replica_check(part_t *part, int32_t replica_id, int32_t current_leader_epoch);
 /* Sets rd as an answer with err and no offsets. */
 void part_read_error(part_read_t *rd, int16_t err);
 

@@ -15,7 +15,10 @@
 #include "net/net_pool.h"
 #include "partition/part_append.h"
 #include "partition/part_fetch.h"
+#include "partition/part_fetcher.h"
+#include "cluster/meta_image.h"
 #include "partition/part_read.h"
+#include "util/kerr.h"
 #include "tests/unit/unit.h"
 #include "util/logging.h"
 
@@ -418,6 +421,194 @@ static void test_long_poll(void)
     buf_free(&b);
 }
 
+/* ---- roles and replica fetches (part_replica.c) ---- */
+
+static int32_t r_replicas[3] = {1, 2, 3};
+
+static void role(part_t *part, int32_t leader, int32_t epoch, int32_t *isr, int32_t nisr)
+{
+    mi_part_t mp;
+    memset(&mp, 0, sizeof(mp));
+    mp.present = true;
+    mp.leader = leader;
+    mp.leader_epoch = epoch;
+    mp.partition_epoch = epoch;
+    mp.replicas = r_replicas;
+    mp.nreplicas = 3;
+    mp.isr = isr;
+    mp.nisr = nisr;
+    part_set_role(reg, part, &mp, NOW);
+}
+
+/* A follower's fetch of t-0 at offset: the read's result. */
+static part_read_t replica_fetch(topic_t *t, int32_t replica, int64_t broker_epoch,
+                                 int32_t leader_epoch, int64_t offset)
+{
+    part_fetch_t f;
+    part_fetch_item_t it;
+    memset(&f, 0, sizeof(f));
+    memset(&it, 0, sizeof(it));
+    memcpy(it.topic_id, t->id, 16);
+    it.by_id = 1;
+    it.rd.fetch_offset = offset;
+    it.rd.max_bytes = 1 << 20;
+    it.rd.current_leader_epoch = leader_epoch;
+    it.rd.last_fetched_epoch = -1;
+    f.reg = reg;
+    f.max_bytes = 1 << 20;
+    f.items = &it;
+    f.nitems = 1;
+    f.done = on_fetched;
+    f.replica = replica >= 0;
+    f.replica_id = replica;
+    f.replica_epoch = broker_epoch;
+    part_fetch(&f);
+    if (it.rd.fd >= 0)
+        close(it.rd.fd);
+    return it.rd;
+}
+
+/* The leader reads followers up to its log end, takes their fetch offsets
+ * as their log ends and moves the high watermark to the smallest of the
+ * ISR's, which completes an acks=-1 produce. */
+static void test_replica_hwm(void)
+{
+    topic_t *t = topic("ap-r", NULL, NULL);
+    part_t *part = t->parts[0];
+    int32_t isr[3] = {1, 2, 3};
+    part_append_t op;
+    part_append_ent_t ent[1];
+    buf_t b;
+
+    role(part, 1, 7, isr, 3);
+    CU_ASSERT(part_is_leader(part));
+    CU_ASSERT_EQUAL(part->leader_epoch, 7);
+    CU_ASSERT_EQUAL(log_latest_epoch(part->log), 7);
+    CU_ASSERT_EQUAL(part->nreplicas, 3);
+    CU_ASSERT_EQUAL(part->replicas[1].log_end_offset, -1);
+    batch(&b, 3, 10, -1, -1);
+    ndone = 0;
+    op_init(&op, ent, 1, -1);
+    op.timeout_ms = 5000;
+    ent_set(&ent[0], "ap-r", 0, &b);
+    part_append(&op);
+    run_for(20);
+    CU_ASSERT_EQUAL(ndone, 0); /* the followers have nothing yet */
+    CU_ASSERT_EQUAL(part_hwm(part), 0);
+    part_read_t rd = replica_fetch(t, 2, 10, 7, 0);
+    CU_ASSERT_EQUAL(rd.err, 0);
+    CU_ASSERT_EQUAL(rd.len, (int32_t)b.len); /* past the high watermark */
+    CU_ASSERT_EQUAL(rd.high_watermark, 0);
+    rd = replica_fetch(t, 2, 10, 7, 3);
+    CU_ASSERT_EQUAL(part->replicas[1].log_end_offset, 3);
+    CU_ASSERT(part->replicas[1].last_caught_up_ms > NOW); /* at the log end: now */
+    CU_ASSERT_EQUAL(part_hwm(part), 0); /* 3 is unknown yet */
+    rd = replica_fetch(t, 3, 11, 7, 1);
+    CU_ASSERT_EQUAL(part_hwm(part), 1);
+    CU_ASSERT_EQUAL(part->replicas[2].last_caught_up_ms, NOW); /* behind: as when it led */
+    run_for(20);
+    CU_ASSERT_EQUAL(ndone, 0);
+    rd = replica_fetch(t, 3, 11, 7, 3);
+    CU_ASSERT_EQUAL(part_hwm(part), 3);
+    run_for(20);
+    CU_ASSERT_EQUAL(ndone, 1);
+    CU_ASSERT_EQUAL(ent[0].err, 0);
+    CU_ASSERT_EQUAL(ent[0].base_offset, 0);
+    /* Kafka's checks of the fetching replica */
+    CU_ASSERT_EQUAL(replica_fetch(t, 2, 9, 7, 3).err, KERR_NOT_LEADER_OR_FOLLOWER); /* stale */
+    CU_ASSERT_EQUAL(replica_fetch(t, 4, 1, 7, 3).err, KERR_UNKNOWN_LEADER_EPOCH);
+    CU_ASSERT_EQUAL(replica_fetch(t, 4, 1, -1, 3).err, KERR_NOT_LEADER_OR_FOLLOWER);
+    CU_ASSERT_EQUAL(replica_fetch(t, 2, 10, 6, 3).err, KERR_FENCED_LEADER_EPOCH);
+    CU_ASSERT_EQUAL(replica_fetch(t, 2, 10, 8, 3).err, KERR_UNKNOWN_LEADER_EPOCH);
+    /* an ISR without the slow replica: the high watermark follows the others */
+    buf_free(&b);
+    batch(&b, 2, 10, -1, -1);
+    op_init(&op, ent, 1, 1);
+    ent_set(&ent[0], "ap-r", 0, &b);
+    part_append(&op);
+    run_for(20);
+    int32_t isr2[2] = {1, 2};
+    role(part, 1, 7, isr2, 2);
+    CU_ASSERT_EQUAL(part->replicas[1].log_end_offset, 3); /* kept: same leadership */
+    replica_fetch(t, 2, 10, 7, 5);
+    CU_ASSERT_EQUAL(part_hwm(part), 5);
+    buf_free(&b);
+}
+
+/* A leader that becomes follower: its waiting acks=-1 produce answers
+ * NOT_LEADER_OR_FOLLOWER, and produce and consumer fetches are refused. */
+static void test_replica_follower(void)
+{
+    topic_t *t = topic("ap-s", NULL, NULL);
+    part_t *part = t->parts[0];
+    int32_t isr[3] = {1, 2, 3};
+    part_append_t op;
+    part_append_ent_t ent[1];
+    buf_t b;
+
+    role(part, 1, 3, isr, 3);
+    batch(&b, 1, 10, -1, -1);
+    ndone = 0;
+    op_init(&op, ent, 1, -1);
+    op.timeout_ms = 5000;
+    ent_set(&ent[0], "ap-s", 0, &b);
+    part_append(&op);
+    run_for(20);
+    CU_ASSERT_EQUAL(ndone, 0);
+    role(part, 2, 4, isr, 3);
+    CU_ASSERT(!part_is_leader(part));
+    CU_ASSERT_EQUAL(part->fetching, 2);
+    CU_ASSERT_EQUAL(part->leader_epoch, 4);
+    run_for(20);
+    CU_ASSERT_EQUAL(ndone, 1);
+    CU_ASSERT_EQUAL(ent[0].err, KERR_NOT_LEADER_OR_FOLLOWER);
+    buf_free(&b);
+    batch(&b, 1, 10, -1, -1);
+    op_init(&op, ent, 1, 1);
+    ent_set(&ent[0], "ap-s", 0, &b);
+    part_append(&op);
+    run_for(20);
+    CU_ASSERT_EQUAL(ent[0].err, KERR_NOT_LEADER_OR_FOLLOWER);
+    CU_ASSERT_EQUAL(replica_fetch(t, -1, -1, -1, 0).err, KERR_NOT_LEADER_OR_FOLLOWER);
+    CU_ASSERT_EQUAL(replica_fetch(t, 3, 1, 4, 0).err, KERR_NOT_LEADER_OR_FOLLOWER);
+    /* leader again at a later epoch: it starts at the log end */
+    role(part, 1, 5, isr, 3);
+    CU_ASSERT_EQUAL(part->fetching, -1);
+    CU_ASSERT_EQUAL(log_latest_epoch(part->log), 5);
+    CU_ASSERT_EQUAL(part->replicas[1].log_end_offset, -1); /* forgotten */
+    buf_free(&b);
+}
+
+/* A diverging epoch in a leader's answer: where the follower truncates
+ * (Kafka's getOffsetTruncationState). The log holds epoch 3 at 0-2 and
+ * epoch 5 at 3-4. */
+static void test_truncation_point(void)
+{
+    topic_t *t = topic("ap-t", NULL, NULL);
+    part_t *part = t->parts[0];
+    int32_t isr[1] = {1};
+    part_append_t op;
+    part_append_ent_t ent[1];
+    buf_t b;
+
+    for (int32_t epoch = 3; epoch <= 5; epoch += 2) {
+        role(part, 1, epoch, isr, 1);
+        batch(&b, epoch == 3 ? 3 : 2, 10, -1, -1);
+        op_init(&op, ent, 1, 1);
+        ent_set(&ent[0], "ap-t", 0, &b);
+        part_append(&op);
+        run_for(20);
+        CU_ASSERT_EQUAL(ent[0].err, 0);
+        buf_free(&b);
+    }
+    CU_ASSERT_EQUAL(log_end_offset(part->log), 5);
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 5, 4), 4); /* the leader's end of 5 */
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 5, 9), 5); /* never past ours */
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 4, 3), 3); /* 4 unknown: the end of 3 */
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 3, 2), 2);
+    CU_ASSERT_EQUAL(part_fetcher_truncation(part->log, 2, 0), 0); /* nothing at or below 2 */
+}
+
 int main(void)
 {
     lg_set_level(LG_ERROR);
@@ -429,5 +620,8 @@ int main(void)
     CU_add_test(s, "large appends on the pool", test_pool_path);
     CU_add_test(s, "acks=-1 waits for the ISR", test_acks_all_waits);
     CU_add_test(s, "long-poll fetch", test_long_poll);
+    CU_add_test(s, "replica fetches move the high watermark", test_replica_hwm);
+    CU_add_test(s, "a leader becomes follower", test_replica_follower);
+    CU_add_test(s, "where a diverging follower truncates", test_truncation_point);
     return unit_run();
 }
