@@ -186,6 +186,7 @@ void api_broker_registration(api_req_t *req);
 void api_broker_heartbeat(api_req_t *req);
 void api_allocate_producer_ids(api_req_t *req);
 void api_alter_partition(api_req_t *req);
+void api_unregister_broker(api_req_t *req);
 void api_controller_registration(api_req_t *req);
 
 #endif

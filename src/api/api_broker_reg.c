@@ -233,3 +233,39 @@ void api_controller_registration(api_req_t *req)
     api_admin_wait_init(&r->w, req, api_creg_answer);
     api_breg_submit(req, r, CTL_CONTROLLER_REGISTER, api_creg_record(req, &m));
 }
+
+/* UnregisterBroker: the broker leaves every ISR and leadership, and its
+ * registration goes (BROKER_ID_NOT_REGISTERED when it has none), as
+ * Kafka's controller does it, alive or not: a live Strand broker of a
+ * quorum registers again at its next heartbeat. */
+static void api_unreg_answer(api_admin_wait_t *w)
+{
+    api_breg_t *r = (api_breg_t *)w;
+    proto_unregister_broker_resp_t resp;
+    proto_unregister_broker_resp_init(&resp);
+    resp.error_code = api_breg_err(r);
+    if (resp.error_code && r->op.msg[0])
+        resp.error_message = (proto_str_t){r->op.msg, (int32_t)strlen(r->op.msg)};
+    API_REPLY(w->req, unregister_broker, &resp);
+}
+
+void api_unregister_broker(api_req_t *req)
+{
+    proto_unregister_broker_req_t m;
+    api_breg_t *r = arena_calloc(req->arena, 1, sizeof(*r));
+    proto_unregister_broker_req_init(&m);
+    if (proto_unregister_broker_req_decode(&m, req->hdr.api_version, req->body, req->body_len,
+                                           req->arena) < 0) {
+        api_close(req, "malformed UnregisterBroker request");
+        return;
+    }
+    api_admin_wait_init(&r->w, req, api_unreg_answer);
+    r->op.kind = CTL_UNREGISTER_BROKER;
+    r->op.nassign = -1;
+    r->op.nparts = m.broker_id;
+    r->op.broker_ans = &r->ans;
+    r->op.done = api_breg_done;
+    r->op.udata = r;
+    api_admin_submit(&r->w, &r->op);
+    api_admin_wait_end(&r->w);
+}

@@ -1,7 +1,8 @@
 /* Forwarding, as Kafka 4.4's brokers and controllers do it. On a broker
  * of a quorum, the requests that change the cluster's metadata
  * (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
- * IncrementalAlterConfigs, UpdateFeatures) and DescribeQuorum go to the
+ * IncrementalAlterConfigs, UpdateFeatures, UnregisterBroker) and
+ * DescribeQuorum go to the
  * active controller whole, in an Envelope (the client's request bytes,
  * its principal, its address); the controller runs the request as if it
  * came to it and returns the answer in the EnvelopeResponse, which the
@@ -50,6 +51,7 @@ int api_forwarded(const api_req_t *req)
     case 44: /* IncrementalAlterConfigs */
     case 55: /* DescribeQuorum */
     case 57: /* UpdateFeatures */
+    case 64: /* UnregisterBroker */
         return 1;
     default:
         return 0;

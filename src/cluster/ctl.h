@@ -119,6 +119,7 @@ enum ctl_kind {
     CTL_NODE_HEARTBEAT,   /* the controller's own: this node's heartbeat
                              (ctl_brokers.c) */
     CTL_ALTER_PARTITION,  /* a partition leader's AlterPartition (alter) */
+    CTL_UNREGISTER_BROKER, /* UnregisterBroker of broker nparts (its id) */
     CTL_CONTROLLER_REGISTER, /* a controller's ControllerRegistration
                                 (broker_req: the
                                 proto_rec_register_controller_record_t to

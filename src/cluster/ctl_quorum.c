@@ -86,8 +86,8 @@ void ctl_quorum_stop(ctl_t *ctl)
     ctl->fence_timer = 0;
 }
 
-/* A remote broker's registration, heartbeat or AlterPartition, or the
- * session check: the decision (bkr.h) at the offset the batch will land
+/* A remote broker's registration, heartbeat or AlterPartition, an
+ * UnregisterBroker, or the session check: the decision (bkr.h) at the offset the batch will land
  * at. */
 int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
@@ -102,6 +102,8 @@ int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
                       ans);
     else if (op->kind == CTL_ALTER_PARTITION)
         bkr_alter_partition(&ctl->meta->img, op->alter, &ctl->bout, ans);
+    else if (op->kind == CTL_UNREGISTER_BROKER)
+        bkr_unregister(&ctl->bkr, &ctl->meta->img, op->nparts, &ctl->bout, ans);
     else if (bkr_fence_stale(&ctl->bkr, &ctl->meta->img, op->now_ms, &ctl->bout) >= 0)
         lg_info("metadata quorum: a broker's session expired: fenced");
     if (ans->err) {

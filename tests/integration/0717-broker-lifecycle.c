@@ -17,6 +17,11 @@
  *     caught up again its partition directory is gone (the broker
  *     replays the RemoveTopicRecord from the controller's log; 0719 has
  *     the case of a broker that catches up from a snapshot instead);
+ *   - UnregisterBroker: of an id never registered, through the broker
+ *     (forwarded), BROKER_ID_NOT_REGISTERED; of the broker once stopped,
+ *     through the controller, no error, and a second broker's
+ *     DescribeCluster (fenced brokers included) lists it no more; once
+ *     more, the same error;
  *   - both exit cleanly on SIGTERM.
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
 #include <stdio.h>
@@ -32,6 +37,7 @@
 
 #define CTL 1
 #define BRK 2
+#define BRK2 3 /* started for UnregisterBroker only */
 #define INTERVAL_MS 2000
 
 static arena_t arena;
@@ -109,6 +115,47 @@ static void check_log_kept(tl_node *brk)
     tl_log("the broker's log survived its kill -9");
 }
 
+static int16_t unregister(const char *addr, int32_t id)
+{
+    proto_unregister_broker_req_t req;
+    proto_unregister_broker_resp_t resp;
+    int fd = tl_connect(addr, 2000);
+    TL_ASSERT(fd >= 0, "connect to %s", addr);
+    proto_unregister_broker_req_init(&req);
+    req.broker_id = id;
+    TL_WIRE_CALL(fd, &arena, unregister_broker, 64, 0, &req, &resp);
+    close(fd);
+    tl_log("UnregisterBroker %d at %s: error %d (%.*s)", id, addr, resp.error_code,
+           resp.error_message.len > 0 ? (int)resp.error_message.len : 0,
+           resp.error_message.len > 0 ? resp.error_message.p : "");
+    arena_reset(&arena);
+    return resp.error_code;
+}
+
+/* The broker `via` describes broker id (fenced ones included). */
+static int listed(tl_node *via, int32_t id)
+{
+    return fenced_state(via, id) >= 0;
+}
+
+/* A second broker (other) watches broker brk go. */
+static void check_unregister(tl_node *ctl, tl_node *brk, tl_node *other)
+{
+    TL_ASSERT_EQ(unregister(brk->bootstrap, 77), KERR_BROKER_ID_NOT_REGISTERED);
+    tl_node_start(other);
+    double until = tl_now() + 30;
+    while (!listed(other, BRK) && tl_now() < until)
+        usleep(20000);
+    TL_ASSERT(listed(other, BRK), "broker %d not listed before UnregisterBroker", BRK);
+    TL_ASSERT_EQ(tl_node_stop(brk), 0);
+    TL_ASSERT_EQ(unregister(ctl->controller, BRK), 0);
+    until = tl_now() + 10;
+    while (listed(other, BRK) && tl_now() < until)
+        usleep(20000);
+    TL_ASSERT(!listed(other, BRK), "broker %d still listed after UnregisterBroker", BRK);
+    TL_ASSERT_EQ(unregister(ctl->controller, BRK), KERR_BROKER_ID_NOT_REGISTERED);
+}
+
 /* Whether the broker's log dir has "c0717-0" itself. */
 static int live_dir(tl_node *brk)
 {
@@ -141,6 +188,7 @@ int main(void)
     tl_cluster_add(c, TL_ROLE_CONTROLLER, NULL);
     static const char *const brk_keys[] = {"broker.heartbeat.interval.ms=2000", NULL};
     tl_cluster_add(c, TL_ROLE_BROKER, brk_keys);
+    tl_cluster_add(c, TL_ROLE_BROKER, NULL);
     tl_node *ctl = tl_cluster_node(c, CTL), *brk = tl_cluster_node(c, BRK);
     tl_node_start(ctl);
     TL_ASSERT(tl_kraft_find_leader(c, -1, 60, &v) == CTL, "the controller does not lead");
@@ -162,6 +210,7 @@ int main(void)
     check_idempotent_producer(brk);
     check_log_kept(brk);
     check_deleted_while_down(ctl, brk);
+    check_unregister(ctl, brk, tl_cluster_node(c, BRK2));
 
     tl_cluster_stop(c);
     tl_cluster_free(c);
