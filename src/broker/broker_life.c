@@ -93,9 +93,10 @@ static int64_t blife_next_hb(broker_life_t *l, const proto_broker_heartbeat_resp
         return l->b->node.cfg.quorum.heartbeat_interval_ms;
     if (r->is_caught_up) {
         l->starting = 0;
-        /* Only now is the image as complete as the quorum's: a log it does
-         * not give this node is a stray, not a partition still to come. */
-        part_reg_set_aside_strays(l->b->node.reg);
+        /* Only now is the image as complete as the quorum's: roles come
+         * from it, and a log it does not give this node is a stray, not a
+         * partition still to come. */
+        part_reg_caught_up(l->b->node.reg, net_now_wall_ms());
     }
     return BLIFE_STARTING_MS;
 }

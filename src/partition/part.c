@@ -235,7 +235,7 @@ static void part_scan_unheld(log_t *log, void *opaque)
     sc->n++;
 }
 
-int part_reg_set_aside_strays(part_reg_t *reg)
+static int part_reg_set_aside_strays(part_reg_t *reg)
 {
     part_scan_t sc = {reg, NULL, 0, 0};
     int n = 0;
@@ -251,6 +251,29 @@ int part_reg_set_aside_strays(part_reg_t *reg)
     }
     free(sc.v);
     return n;
+}
+
+static void part_reg_take_roles(part_reg_t *reg, int64_t now_ms)
+{
+    size_t pos = 0;
+    topic_t *topic;
+    while ((topic = part_topic_next(reg, &pos))) {
+        const mi_topic_t *mt = meta_image_topic_by_id(&reg->meta->img, topic->id);
+        for (int32_t i = 0; mt && i < topic->nparts && i < mt->nparts; i++)
+            if (topic->parts[i] && mt->parts[i].present)
+                part_set_role(reg, topic->parts[i], &mt->parts[i], now_ms);
+    }
+}
+
+void part_reg_caught_up(part_reg_t *reg, int64_t now_ms)
+{
+    if (!reg->quorum || reg->caught_up)
+        return;
+    reg->caught_up = true;
+    part_reg_take_roles(reg, now_ms);
+    int n = part_reg_set_aside_strays(reg);
+    lg_info("caught up with the metadata log: partitions take their roles%s",
+            n ? ", strays set aside" : "");
 }
 
 static int part_dir_known(part_reg_t *reg, const uint8_t dir[16])

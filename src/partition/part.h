@@ -111,6 +111,9 @@ typedef struct part_reg_s {
      * fetch from their leaders (part_fetcher.c) through the listener
      * named inter_broker (borrowed from the broker's config). */
     bool quorum;
+    bool caught_up;         /* a quorum's: the controller said this node has
+                               caught up (part_reg_caught_up); until then no
+                               partition leads or follows */
     const char *inter_broker;
     struct part_fetchers_s *fetchers; /* owned; NULL until part_attach */
 } part_reg_t;
@@ -134,19 +137,21 @@ typedef struct part_reg_config_s {
  * config, created if the image has it and the disk does not, and (a
  * single node) a partition directory the image does not know (a topic
  * deleted just before a crash) is deleted; a quorum's node keeps them
- * until it has caught up (part_reg_set_aside_strays). Bumps every
+ * until it has caught up (part_reg_caught_up). Bumps every
  * partition's leader epoch, as a KRaft controller does when the only
  * broker comes back. From then on the registry follows the metadata log:
  * each committed change is applied (part_delta.c) before its requester is
  * answered. Returns a registry owned by the caller (part_reg_free). */
 part_reg_t *part_reg_open_ex(log_mgr_t *logs, const part_reg_config_t *cfg, int64_t now_ms);
 /* A quorum's node, once it has caught up with the metadata log after its
- * start (the controller said so): every partition log on disk that no
- * partition of the registry serves (its topic was deleted, or its replica
- * moved off this node, while the node was down) is a stray, and is set
- * aside as Kafka's broker does (log_mgr_set_aside: renamed "-stray", kept).
- * Returns how many were set aside. */
-int part_reg_set_aside_strays(part_reg_t *reg);
+ * start (the controller said so, as Kafka's broker waits for it before it
+ * serves a partition): every partition takes its role from the image of
+ * now, not from the snapshot it started with (where a former leader could
+ * still lead); then every partition log on disk that no partition of the
+ * registry serves (its topic was deleted, or its replica moved off this
+ * node, while the node was down) is a stray, and is set aside as Kafka's
+ * broker does (log_mgr_set_aside: renamed "-stray", kept). */
+void part_reg_caught_up(part_reg_t *reg, int64_t now_ms);
 /* Gives the registry its loop and pool (NULL: none, everything runs on
  * the loop). Before the first append. */
 void part_attach(part_reg_t *reg, struct net_loop_s *loop, struct net_pool_s *pool);
@@ -227,7 +232,9 @@ int part_update_hwm(part_t *part);
 struct mi_part_s;
 /* The partition as the metadata image now has it (its PartitionRecord
  * and the PartitionChangeRecords after it): leader, leader and partition
- * epochs, replicas, ISR. Becoming leader at a new epoch starts that epoch
+ * epochs, replicas, ISR; on a quorum's node that has not caught up yet,
+ * no leader (part_reg_caught_up gives the role). Becoming leader at a
+ * new epoch starts that epoch
  * at the log end (leader-epoch-checkpoint) and forgets what was known of
  * the followers; becoming a follower hands the partition to the fetcher
  * of its leader (stopped when it leads or has no leader). Operations

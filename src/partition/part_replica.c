@@ -76,19 +76,21 @@ static void part_role_lead(part_t *part)
 void part_set_role(part_reg_t *reg, part_t *part, const mi_part_t *mp, int64_t now_ms)
 {
     int32_t epoch = mp->leader_epoch < 0 ? 0 : mp->leader_epoch;
-    bool lead = mp->leader == part->node_id;
+    bool held = reg->quorum && !reg->caught_up;
+    int32_t leader = held ? -1 : mp->leader;
+    bool lead = leader == part->node_id;
     bool reset = lead && (!part_is_leader(part) || epoch != part->leader_epoch);
 
     part_role_replicas(part, mp, now_ms, reset);
     part_role_isr(part, mp);
-    part->leader = mp->leader;
+    part->leader = leader;
     part->leader_epoch = epoch;
     part->partition_epoch = mp->partition_epoch;
     if (reset)
         lg_info("%s-%d: leader at epoch %d", part->topic->name, part->index, epoch);
     if (lead)
         part_role_lead(part);
-    if (lead || mp->leader < 0)
+    if (lead || leader < 0)
         part_fetcher_unfollow(reg, part);
     else
         part_fetcher_follow(reg, part);

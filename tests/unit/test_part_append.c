@@ -579,6 +579,39 @@ static void test_replica_follower(void)
     buf_free(&b);
 }
 
+/* A quorum's node leads nothing until the controller says it has caught
+ * up: its image (a snapshot at start, a replay under way) may name it a
+ * leader that is one no more. Then the image of now gives the roles: here
+ * the image names this node (1) the leader. */
+static void test_roles_wait_catch_up(void)
+{
+    topic_t *t = topic("ap-w", NULL, NULL);
+    part_t *part = t->parts[0];
+    int32_t isr[1] = {1};
+    part_append_t op;
+    part_append_ent_t ent[1];
+    buf_t b;
+
+    reg->quorum = true;
+    reg->caught_up = false;
+    role(part, 1, 3, isr, 1);
+    CU_ASSERT(!part_is_leader(part));
+    CU_ASSERT_EQUAL(part->fetching, -1);
+    batch(&b, 1, 10, -1, -1);
+    op_init(&op, ent, 1, 1);
+    ent_set(&ent[0], "ap-w", 0, &b);
+    part_append(&op);
+    run_for(20);
+    CU_ASSERT_EQUAL(ent[0].err, KERR_NOT_LEADER_OR_FOLLOWER);
+    CU_ASSERT_EQUAL(log_end_offset(part->log), 0);
+    part_reg_caught_up(reg, NOW);
+    CU_ASSERT(part_is_leader(part));
+    CU_ASSERT_EQUAL(part->leader_epoch, meta_image_topic(&reg->meta->img, "ap-w", 4)
+                                            ->parts[0].leader_epoch);
+    reg->quorum = false;
+    buf_free(&b);
+}
+
 /* A diverging epoch in a leader's answer: where the follower truncates
  * (Kafka's getOffsetTruncationState). The log holds epoch 3 at 0-2 and
  * epoch 5 at 3-4. */
@@ -623,5 +656,6 @@ int main(void)
     CU_add_test(s, "replica fetches move the high watermark", test_replica_hwm);
     CU_add_test(s, "a leader becomes follower", test_replica_follower);
     CU_add_test(s, "where a diverging follower truncates", test_truncation_point);
+    CU_add_test(s, "roles wait for the catch-up", test_roles_wait_catch_up);
     return unit_run();
 }
