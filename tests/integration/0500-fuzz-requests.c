@@ -5,7 +5,7 @@
  *      messages (keys, values, headers; the second half gzip'd)
  *   2. the fuzzer runs for FUZZ_SECONDS (default 20) with seed FUZZ_SEED
  *      (default 500): valid and mutated requests of every advertised
- *      API but those in FUZZ_SKIP (default none); it never
+ *      API but those in FUZZ_SKIP (default 64, UnregisterBroker); it never
  *      names the protected topic. It fails on an answer
  *      that does not decode or answers another request, and on a broker
  *      that stops answering (the crash file then holds the last requests)
@@ -310,8 +310,12 @@ static void run_fuzzer(const char *bs, const char *dir)
     o.batch = 100;
     o.valid_pct = 20;
     o.protect = topic;
-    /* FUZZ_SKIP="8 9" leaves APIs out; by default every one is fuzzed. */
-    o.skip = skip && *skip ? skip : NULL;
+    /* FUZZ_SKIP="8,9" leaves APIs out. By default every one is fuzzed
+     * but UnregisterBroker (64): of this node's own id it does what
+     * Kafka's does, the broker leaves every leadership until it restarts
+     * (an admin's act on a live broker, not bad input), and the
+     * protected topic could no longer be read back. */
+    o.skip = skip ? skip : "64";
     o.topics_out = topics_out;
     o.crash_out = crash_out;
     tl_log("fuzzing %s for %.0f s with seed %" PRIu64, bs, o.seconds, o.seed);
