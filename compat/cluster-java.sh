@@ -123,7 +123,10 @@ wait_started $NODES
 echo "three controllers and three brokers started"
 
 # ---- kafka-topics --create through two brokers ----
+# Only once the three brokers are unfenced, else the leaders may not be
+# spread.
 START=$SECONDS
+wait_unfenced apis-4 "${PORT[4]}" $BROKERS
 create create-a 4 cj-a 6 3
 create create-b 6 cj-b 3 2
 echo "kafka-topics --create through brokers 4 and 6: ok ($((SECONDS - START)) s, with the brokers' registration)"

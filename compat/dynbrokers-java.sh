@@ -229,6 +229,8 @@ echo "describeCluster() via bootstrap.controllers: controllers 1-3 registered, t
 
 # ---- kafka-topics --create through a broker (forwarded to the controller) ----
 T=dyn-topic
+# every broker unfenced first, else the partitions may all go to one
+wait_unfenced unfenced "${PORT[$CREATE_AT]}" $BROKERS
 END=$((SECONDS + 60))
 while :; do
     # INVALID_REPLICATION_FACTOR until the brokers are registered and unfenced

@@ -105,3 +105,21 @@ absent()
 {
     ! grep -Eq -- "$2" "$WORK/$1.out" || { show "$1"; fail "$1: '$2' found"; }
 }
+
+# wait_unfenced NAME PORT IDS...: until Metadata through 127.0.0.1:PORT
+# (BrokerApiVersionsCommand) lists every broker of IDS, or fail after 60 s.
+# Metadata lists unfenced brokers only; one registered but still fenced
+# gets replicas of a new topic, as in Kafka, but no leadership.
+wait_unfenced()
+{
+    local name=$1 port=$2 end=$((SECONDS + 60)) id missing
+    shift 2
+    while :; do
+        java_run "$name" org.apache.kafka.tools.BrokerApiVersionsCommand --bootstrap-server "127.0.0.1:$port"
+        missing=
+        for id in "$@"; do grep -q "(id: $id rack" "$WORK/$name.out" || missing="$missing $id"; done
+        [ -z "$missing" ] && return 0
+        [ $SECONDS -lt $end ] || { show "$name"; fail "brokers$missing are not unfenced after 60 s"; }
+        sleep 1
+    done
+}
