@@ -40,6 +40,7 @@ typedef struct broker_life_s broker_life_t;
 struct broker_life_s {
     broker_t *b;
     broker_leader_t *ctl; /* owned: the connections to the active controller */
+    broker_leader_t *alter; /* owned: those of the partitions' ISR changes */
     uint8_t incarnation[16];
     int64_t epoch;         /* -1 until registered */
     int fenced;
@@ -315,6 +316,14 @@ static int blife_fetch_pids(void *arg)
     return 0;
 }
 
+/* The partition layer's link to the active controller, for its
+ * AlterPartition requests (part_use_controller). */
+static net_out_t *blife_alter_out(void *arg)
+{
+    broker_life_t *l = arg;
+    return l->stopping ? NULL : broker_leader_out(l->alter);
+}
+
 int broker_life_start(broker_t *b)
 {
     if (!b->node.cfg.role_broker || !b->node.raft)
@@ -325,10 +334,12 @@ int broker_life_start(broker_t *b)
     l->starting = 1;
     uuid_generate(l->incarnation);
     l->ctl = broker_leader_new(b, "broker-lifecycle");
+    l->alter = broker_leader_new(b, "alter-partition");
     b->life = l;
     b->node.forward = blife_forward;
     b->node.forward_ctx = l;
     ctl_use_pid_source(b->node.ctl, blife_fetch_pids, l);
+    part_use_controller(b->node.reg, blife_alter_out, l);
     blife_arm(l, 0);
     return 0;
 }
@@ -370,7 +381,9 @@ void broker_life_stop(broker_t *b)
     if (l->timer)
         net_timer_cancel(b->node.loop, l->timer);
     l->timer = 0;
+    part_use_controller(b->node.reg, NULL, NULL);
     broker_leader_free(l->ctl); /* calls back what is out: in_flight drops */
+    broker_leader_free(l->alter);
     free(l);
     b->life = NULL;
 }

@@ -91,6 +91,7 @@ void part_free(part_t *part)
         return;
     free(part->replicas);
     free(part->isr);
+    free(part->pend_isr);
     free(part);
 }
 
@@ -111,8 +112,17 @@ int part_update_hwm(part_t *part)
         return 0;
     if (self)
         self->log_end_offset = leo;
-    for (int32_t i = 0; i < part->nisr; i++) {
-        const part_replica_t *r = part_replica_get(part, part->isr[i]);
+    /* As Kafka's since KIP-966: below min.insync.replicas (at most the
+     * replica count) the high watermark stays, so what an ISR that small
+     * has is never taken as committed; acks=all waits, and times out. */
+    int32_t min_isr = part->topic->cfg.min_insync_replicas;
+    if (part->nreplicas > 0 && min_isr > part->nreplicas)
+        min_isr = part->nreplicas;
+    if (part->nisr < min_isr)
+        return 0;
+    for (int32_t i = 0; i < part->nisr + part->npend; i++) {
+        int32_t id = i < part->nisr ? part->isr[i] : part->pend_isr[i - part->nisr];
+        const part_replica_t *r = part_replica_get(part, id);
         if (r && r->log_end_offset < hwm)
             hwm = r->log_end_offset;
     }
@@ -388,6 +398,8 @@ void part_attach(part_reg_t *reg, net_loop_t *loop, net_pool_t *pool)
     reg->pool = pool;
     if (reg->quorum && loop && !reg->fetchers && !reg->stopping)
         part_fetchers_new(reg);
+    if (reg->quorum && loop && !reg->isr_mgr && !reg->stopping)
+        part_isr_new(reg);
 }
 
 void part_reg_free(part_reg_t *reg)
@@ -397,6 +409,7 @@ void part_reg_free(part_reg_t *reg)
     if (!reg)
         return;
     part_fetchers_free(reg->fetchers);
+    part_isr_free(reg);
     while ((topic = part_topic_next(reg, &pos)))
         part_topic_free(topic);
     smap_free(&reg->by_name);

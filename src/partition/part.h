@@ -59,6 +59,17 @@ typedef struct part_s {
     int32_t nreplicas;
     int32_t *isr;              /* owned: node ids of the in-sync replicas */
     int32_t nisr;
+    /* An ISR change this leader has proposed to the controller and not
+     * seen committed (part_isr.c), as Kafka's PendingExpandIsr and
+     * PendingShrinkIsr states: until then the high watermark waits for
+     * the members of both ISRs (Kafka's maximal ISR), and no other change
+     * is proposed. */
+    int32_t *pend_isr;         /* owned; NULL when none is pending */
+    int32_t npend;
+    uint8_t pend_state;        /* PART_ISR_* (part_int.h) */
+    uint32_t pend_seq;         /* which proposal an answer is for */
+    int64_t epoch_start;       /* the log end when this leadership began:
+                                  a follower joins the ISR only past it */
     /* Batches whose append asked for a flush (flush.messages) become
      * visible only once flushed, as in Kafka, whose append flushes before
      * the high watermark moves: the high watermark stays below the oldest
@@ -116,6 +127,7 @@ typedef struct part_reg_s {
                                partition leads or follows */
     const char *inter_broker;
     struct part_fetchers_s *fetchers; /* owned; NULL until part_attach */
+    struct part_isr_s *isr_mgr;       /* owned: ISR changes (part_isr.c) */
 } part_reg_t;
 
 typedef struct part_reg_config_s {
@@ -222,12 +234,24 @@ static inline int32_t part_isr_size(const part_t *part)
 }
 
 /* After the log end moved: the high watermark becomes the smallest log
- * end of the in-sync replicas (this node's is its log's). It never moves
- * back, and only a leader moves it so (a follower takes its leader's,
- * part_fetcher.c). Returns 1 if it moved. */
+ * end of the in-sync replicas, those of a pending change included (this
+ * node's is its log's), unless the ISR is below min.insync.replicas (or
+ * the replica count, when smaller). It never moves back, and only a
+ * leader moves it so (a follower takes its leader's, part_fetcher.c).
+ * Returns 1 if it moved. */
 int part_update_hwm(part_t *part);
 
-/* ---- roles and replicas (part_replica.c) ---- */
+/* ---- roles and replicas (part_replica.c, part_isr.c) ---- */
+
+struct net_out_s;
+/* A quorum's broker: out(ctx) gives the connection to the active
+ * controller (borrowed; NULL while none is known), through which the
+ * partitions led here send their ISR changes (AlterPartition). NULL out:
+ * none any more (shutdown). Changes wait while there is none. */
+void part_use_controller(part_reg_t *reg, struct net_out_s *(*out)(void *ctx), void *ctx);
+/* The in-sync replicas the high watermark waits for: the ISR, with the
+ * members of a pending change (Kafka's maximal ISR). */
+int32_t part_isr_maximal(const part_t *part);
 
 struct mi_part_s;
 /* The partition as the metadata image now has it (its PartitionRecord
@@ -244,11 +268,12 @@ void part_set_role(part_reg_t *reg, part_t *part, const struct mi_part_s *mp, in
 /* What a follower's fetch tells the leader, as Kafka's Partition
  * .updateFollowerFetchState records it: its log end (the fetch offset),
  * when it was caught up, its broker epoch; then the high watermark moves
- * (waiters woken). Returns NOT_LEADER_OR_FOLLOWER for a fetch with an
+ * (waiters woken), and a follower out of the ISR that has caught up is
+ * proposed back into it (part_isr.c). Returns NOT_LEADER_OR_FOLLOWER for a fetch with an
  * older broker epoch than the replica's last (a former incarnation's),
  * else 0. */
-int16_t part_replica_fetched(part_t *part, int32_t replica_id, int64_t broker_epoch,
-                             int64_t fetch_offset, int64_t now_ms);
+int16_t part_replica_fetched(part_reg_t *reg, part_t *part, int32_t replica_id,
+                             int64_t broker_epoch, int64_t fetch_offset, int64_t now_ms);
 /* The fetching replica's entry, or NULL when replica_id is not one of the
  * partition's replicas. */
 part_replica_t *part_replica_get(part_t *part, int32_t replica_id);

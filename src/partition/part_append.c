@@ -273,6 +273,8 @@ static int part_append_replicated(part_append_t *op, int expired)
             return 0;
         else if (part_hwm(part) <= ent->last_offset)
             ent->err = KERR_REQUEST_TIMED_OUT;
+        else if (part_isr_maximal(part) < part->topic->cfg.min_insync_replicas)
+            ent->err = KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND; /* the ISR shrank meanwhile */
     }
     return 1;
 }

@@ -25,7 +25,7 @@ static void part_fetch_replica(part_fetch_t *f, part_t *part, part_read_t *rd)
 {
     if (!rd->replica || rd->err || rd->diverging_epoch >= 0)
         return;
-    int16_t err = part_replica_fetched(part, f->replica_id, f->replica_epoch, rd->fetch_offset,
+    int16_t err = part_replica_fetched(f->reg, part, f->replica_id, f->replica_epoch, rd->fetch_offset,
                                        net_now_wall_ms());
     if (!err)
         return;

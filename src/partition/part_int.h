@@ -52,4 +52,27 @@ int part_wq_idle(part_reg_t *reg);
 /* Shutdown, after the pool is gone: writes what is left, frees the queue. */
 void part_wq_free(part_reg_t *reg);
 
+/* ---- ISR changes (part_isr.c) ---- */
+
+/* part_t.pend_state */
+enum {
+    PART_ISR_NONE = 0,
+    PART_ISR_QUEUED,   /* proposed, waiting for its AlterPartition */
+    PART_ISR_SENT,     /* in an AlterPartition the controller has */
+    PART_ISR_STALE     /* refused as stale: the metadata brings the truth */
+};
+
+/* A quorum's registry, once it has its loop: the ISR manager, with its
+ * periodic shrink check (every replica.lag.time.max.ms / 2). Freed by
+ * part_isr_free (safe when none). */
+void part_isr_new(part_reg_t *reg);
+void part_isr_free(part_reg_t *reg);
+/* After follower r's fetch: a replica out of the ISR that is caught up to
+ * the high watermark and to the start of this leadership, on a live
+ * broker of the fetch's epoch, is proposed back into it. */
+void part_isr_fetched(part_reg_t *reg, part_t *part, const part_replica_t *r);
+/* Forgets a pending change (a new leadership or partition epoch, or
+ * the partition going). */
+void part_isr_clear(part_t *part);
+
 #endif

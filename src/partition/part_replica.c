@@ -81,6 +81,10 @@ void part_set_role(part_reg_t *reg, part_t *part, const mi_part_t *mp, int64_t n
     bool lead = leader == part->node_id;
     bool reset = lead && (!part_is_leader(part) || epoch != part->leader_epoch);
 
+    /* A new leadership or partition epoch: what this node proposed is
+     * answered by the image, or no longer its to propose. */
+    if (!lead || reset || mp->partition_epoch != part->partition_epoch)
+        part_isr_clear(part);
     part_role_replicas(part, mp, now_ms, reset);
     part_role_isr(part, mp);
     part->leader = leader;
@@ -90,6 +94,8 @@ void part_set_role(part_reg_t *reg, part_t *part, const mi_part_t *mp, int64_t n
         lg_info("%s-%d: leader at epoch %d", part->topic->name, part->index, epoch);
     if (lead)
         part_role_lead(part);
+    if (reset)
+        part->epoch_start = log_end_offset(part->log);
     if (lead || leader < 0)
         part_fetcher_unfollow(reg, part);
     else
@@ -114,8 +120,8 @@ static void part_replica_caught_up(part_replica_t *r, int64_t fetch_offset, int6
     r->last_fetch_ms = now_ms;
 }
 
-int16_t part_replica_fetched(part_t *part, int32_t replica_id, int64_t broker_epoch,
-                             int64_t fetch_offset, int64_t now_ms)
+int16_t part_replica_fetched(part_reg_t *reg, part_t *part, int32_t replica_id,
+                             int64_t broker_epoch, int64_t fetch_offset, int64_t now_ms)
 {
     part_replica_t *r = part_replica_get(part, replica_id);
     int64_t leo = log_end_offset(part->log);
@@ -130,5 +136,6 @@ int16_t part_replica_fetched(part_t *part, int32_t replica_id, int64_t broker_ep
     r->log_end_offset = fetch_offset > leo ? leo : fetch_offset;
     if (part_update_hwm(part))
         part_notify(part);
+    part_isr_fetched(reg, part, r);
     return KERR_NONE;
 }

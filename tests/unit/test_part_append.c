@@ -16,6 +16,7 @@
 #include "partition/part_append.h"
 #include "partition/part_fetch.h"
 #include "partition/part_fetcher.h"
+#include "partition/part_int.h"
 #include "cluster/meta_image.h"
 #include "partition/part_read.h"
 #include "util/kerr.h"
@@ -365,6 +366,68 @@ static void test_acks_all_waits(void)
     buf_free(&b);
 }
 
+/* The high watermark waits for the maximal ISR (a pending expand's new
+ * member too) and stays while the ISR is below min.insync.replicas. */
+static void test_hwm_isr(void)
+{
+    topic_t *t = topic("ap-h", NULL, NULL);
+    part_t *part = t->parts[0];
+    int32_t me = part->node_id;
+    buf_t b;
+    part_append_t op;
+    part_append_ent_t ent[1];
+
+    part->replicas = realloc(part->replicas, 3 * sizeof(*part->replicas));
+    for (int i = 1; i < 3; i++) {
+        memset(&part->replicas[i], 0, sizeof(part->replicas[i]));
+        part->replicas[i].node_id = me + i;
+        part->replicas[i].broker_epoch = -1;
+    }
+    part->nreplicas = 3;
+    part->isr = realloc(part->isr, 2 * sizeof(*part->isr));
+    part->isr[1] = me + 1;
+    part->nisr = 2;
+    part->pend_isr = calloc(3, sizeof(*part->pend_isr));
+    part->pend_isr[0] = me;
+    part->pend_isr[1] = me + 1;
+    part->pend_isr[2] = me + 2;
+    part->npend = 3;
+    part->pend_state = PART_ISR_SENT;
+    CU_ASSERT_EQUAL(part_isr_maximal(part), 3);
+    batch(&b, 2, 10, -1, -1);
+    op_init(&op, ent, 1, 1);
+    ent_set(&ent[0], "ap-h", 0, &b);
+    part_append(&op);
+    run_for(20);
+    part->replicas[1].log_end_offset = 2;
+    part_update_hwm(part);
+    CU_ASSERT_EQUAL(part_hwm(part), 0); /* the joining member has nothing */
+    part->replicas[2].log_end_offset = 1;
+    part_update_hwm(part);
+    CU_ASSERT_EQUAL(part_hwm(part), 1);
+    part_isr_clear(part);
+    CU_ASSERT_EQUAL(part_isr_maximal(part), 2);
+    part_update_hwm(part);
+    CU_ASSERT_EQUAL(part_hwm(part), 2);
+    /* under min.insync.replicas: it stays */
+    buf_free(&b);
+    batch(&b, 1, 10, -1, -1);
+    op_init(&op, ent, 1, 1);
+    ent_set(&ent[0], "ap-h", 0, &b);
+    part_append(&op);
+    run_for(20);
+    part->replicas[1].log_end_offset = 3;
+    part->topic->cfg.min_insync_replicas = 3;
+    CU_ASSERT(!part_update_hwm(part));
+    CU_ASSERT_EQUAL(part_hwm(part), 2);
+    part->topic->cfg.min_insync_replicas = 2;
+    CU_ASSERT(part_update_hwm(part));
+    CU_ASSERT_EQUAL(part_hwm(part), 3);
+    part->topic->cfg.min_insync_replicas = 1;
+    part->nisr = part->nreplicas = 1;
+    buf_free(&b);
+}
+
 static int nfetched;
 
 static void on_fetched(part_fetch_t *f)
@@ -652,6 +715,7 @@ int main(void)
     CU_add_test(s, "flush policy on the pool", test_flush_policy);
     CU_add_test(s, "large appends on the pool", test_pool_path);
     CU_add_test(s, "acks=-1 waits for the ISR", test_acks_all_waits);
+    CU_add_test(s, "the high watermark and the ISR", test_hwm_isr);
     CU_add_test(s, "long-poll fetch", test_long_poll);
     CU_add_test(s, "replica fetches move the high watermark", test_replica_hwm);
     CU_add_test(s, "a leader becomes follower", test_replica_follower);
