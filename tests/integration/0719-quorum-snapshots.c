@@ -36,6 +36,8 @@
  * against Kafka (whose metadata log start moves only with whole 8 MB
  * segments: a follower catches up from the log there). */
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,11 +96,28 @@ static void scan(tl_node *node, snap_files *s)
     closedir(d);
 }
 
+/* Copies src to dst; -1 when src cannot be read (gone). */
+static int copy_file(const char *src, const char *dst)
+{
+    char buf[65536];
+    size_t n;
+    FILE *in = fopen(src, "rb"), *out;
+    if (!in)
+        return -1;
+    out = fopen(dst, "wb");
+    TL_ASSERT(out != NULL, "cannot write %s", dst);
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        TL_ASSERT(fwrite(buf, 1, n, out) == n, "cannot write %s", dst);
+    fclose(in);
+    TL_ASSERT(fclose(out) == 0, "cannot write %s", dst);
+    return 0;
+}
+
 /* DumpLogSegments reads the snapshot and finds one of the changes in it
  * (the one it was taken after: the log after it holds the rest). */
 static void dump_snapshot(const char *path, const char *want)
 {
-    char cmd[4096], cp[2048], needle[128];
+    char cmd[8192], cp[2048], needle[128];
     if (tl_kafka_classpath(cp, sizeof(cp)) < 0) {
         tl_log("no java, or Kafka's jars are not to be had: DumpLogSegments not run");
         return;
@@ -308,10 +327,24 @@ int main(void)
               "node %d did not restart its log at a snapshot (first segment %lld, %d snapshots)",
               f, ff.first_base, ff.nsnaps);
     TL_ASSERT(ff.last_end >= ff.first_base, "no snapshot at node %d's log start", f);
-    metadata_dir(tl_cluster_node(c, f), path, sizeof(path));
-    size_t at = strlen(path);
-    snprintf(path + at, sizeof(path) - at, "/%s", ff.last);
-    dump_snapshot(path, "10000");
+    /* DumpLogSegments reads a copy: the node may take a newer snapshot (the
+     * ISRs grow back once the restarted broker catches up) and delete this
+     * one while the tool runs. */
+    /* (Its name kept: the tool takes the end offset and epoch from it.) */
+    char copy[PATH_MAX + 160];
+    snprintf(copy, sizeof(copy), "%s/snapshot-copy", tl_cluster_dir(c));
+    TL_ASSERT(mkdir(copy, 0755) == 0 || errno == EEXIST, "mkdir %s", copy);
+    for (int tries = 0;; tries++) {
+        metadata_dir(tl_cluster_node(c, f), path, sizeof(path));
+        size_t at = strlen(path);
+        snprintf(path + at, sizeof(path) - at, "/%s", ff.last);
+        snprintf(copy, sizeof(copy), "%s/snapshot-copy/%s", tl_cluster_dir(c), ff.last);
+        if (copy_file(path, copy) == 0)
+            break;
+        TL_ASSERT(tries < 20, "cannot copy %s", path);
+        scan(tl_cluster_node(c, f), &ff);
+    }
+    dump_snapshot(copy, "10000");
 
     restart_broker(b1, b2);
 
