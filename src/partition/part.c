@@ -112,13 +112,10 @@ int part_update_hwm(part_t *part)
         return 0;
     if (self)
         self->log_end_offset = leo;
-    /* As Kafka's since KIP-966: below min.insync.replicas (at most the
-     * replica count) the high watermark stays, so what an ISR that small
-     * has is never taken as committed; acks=all waits, and times out. */
-    int32_t min_isr = part->topic->cfg.min_insync_replicas;
-    if (part->nreplicas > 0 && min_isr > part->nreplicas)
-        min_isr = part->nreplicas;
-    if (part->nisr < min_isr)
+    /* As Kafka's: below min.insync.replicas (at most the replica count)
+     * the high watermark stays, so what an ISR that small has is never
+     * taken as committed; acks=all waits, and times out. */
+    if (part->nisr < part_min_isr(part))
         return 0;
     for (int32_t i = 0; i < part->nisr + part->npend; i++) {
         int32_t id = i < part->nisr ? part->isr[i] : part->pend_isr[i - part->nisr];

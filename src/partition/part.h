@@ -233,6 +233,18 @@ static inline int32_t part_isr_size(const part_t *part)
     return part->nisr;
 }
 
+/* min.insync.replicas as it applies to this partition: at most its
+ * replica count, as Kafka's effective minimum ISR, so a topic of fewer
+ * replicas than the key still takes acks=all. The one rule of the
+ * check before an append, the one after it and the high watermark. */
+static inline int32_t part_min_isr(const part_t *part)
+{
+    int32_t min_isr = part->topic->cfg.min_insync_replicas;
+    if (part->nreplicas > 0 && min_isr > part->nreplicas)
+        min_isr = part->nreplicas;
+    return min_isr;
+}
+
 /* After the log end moved: the high watermark becomes the smallest log
  * end of the in-sync replicas, those of a pending change included (this
  * node's is its log's), unless the ISR is below min.insync.replicas (or

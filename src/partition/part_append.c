@@ -70,7 +70,7 @@ static int16_t part_append_check(part_append_t *op, part_append_ent_t *ent)
         return KERR_NOT_LEADER_OR_FOLLOWER;
     if (!ent->records || ent->len <= 0)
         return KERR_INVALID_RECORD;
-    if (op->acks == -1 && part_isr_size(part) < part->topic->cfg.min_insync_replicas)
+    if (op->acks == -1 && part_isr_size(part) < part_min_isr(part))
         return KERR_NOT_ENOUGH_REPLICAS;
     part_append_limits(op, &part->topic->cfg, &ent->lim);
     return KERR_NONE;
@@ -273,7 +273,7 @@ static int part_append_replicated(part_append_t *op, int expired)
             return 0;
         else if (part_hwm(part) <= ent->last_offset)
             ent->err = KERR_REQUEST_TIMED_OUT;
-        else if (part_isr_maximal(part) < part->topic->cfg.min_insync_replicas)
+        else if (part_isr_maximal(part) < part_min_isr(part))
             ent->err = KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND; /* the ISR shrank meanwhile */
     }
     return 1;

@@ -4,7 +4,9 @@
  * out first), and
  * min.insync.replicas=3 gives Kafka's errors, to a librdkafka producer
  * with acks=all and no retries:
- *   - the three replicas are in the ISR; message A is acknowledged;
+ *   - the three replicas are in the ISR; message A is acknowledged; so is
+ *     one to a topic of one replica (min.insync.replicas counts at most
+ *     the replicas there are);
  *   - a follower (neither the partition's leader nor the quorum's) is
  *     stopped with SIGSTOP; message B, sent at once, is appended but
  *     cannot reach the stopped follower, and once the leader has taken it
@@ -21,9 +23,7 @@
  *   - a consumer reads A, B, D, E at offsets 0-3 (B, appended, became
  *     visible when the follower caught up).
  * With KAFKA_REF=1 the same runs against three Apache Kafka 4.4 combined
- * nodes, formatted with eligible.leader.replicas.version=0: Strand has no
- * eligible leader replicas yet (KIP-966); their high watermark rule above
- * holds without them. */
+ * nodes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,14 +50,14 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 }
 
 /* Sends value acks=all and waits (up to timeout_s) for its answer. */
-static rd_kafka_resp_err_t send_one(rd_kafka_t *rk, const char *value, double timeout_s,
-                                    double *took)
+static rd_kafka_resp_err_t send_to(rd_kafka_t *rk, const char *topic, const char *value,
+                                   double timeout_s, double *took)
 {
     double t0 = tl_now();
     char v[64];
     snprintf(v, sizeof(v), "%s", value);
     got = 0;
-    rd_kafka_resp_err_t err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(TOPIC), RD_KAFKA_V_PARTITION(0),
+    rd_kafka_resp_err_t err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
                                                 RD_KAFKA_V_VALUE(v, strlen(v)),
                                                 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                                 RD_KAFKA_V_END);
@@ -68,6 +68,12 @@ static rd_kafka_resp_err_t send_one(rd_kafka_t *rk, const char *value, double ti
     if (took)
         *took = tl_now() - t0;
     return last_err;
+}
+
+static rd_kafka_resp_err_t send_one(rd_kafka_t *rk, const char *value, double timeout_s,
+                                    double *took)
+{
+    return send_to(rk, TOPIC, value, timeout_s, took);
 }
 
 static int isr_has(const tl_kraft_topic *t, int32_t id)
@@ -125,7 +131,6 @@ int main(void)
     tl_kraft_view v;
     double took;
     tl_init("0725-isr");
-    if (!getenv("T0725_ELR")) setenv("KAFKA_REF_FORMAT_ARGS", "--feature=eligible.leader.replicas.version=0", 1);
     tl_cluster *c = tl_cluster_new("0725-isr", TL_QUORUM_SHARED);
     tl_cluster_set(c, "replica.lag.time.max.ms=3000");
     tl_cluster_set(c, "broker.session.timeout.ms=12000");
@@ -157,6 +162,12 @@ int main(void)
     rd_kafka_t *rk = tl_new(RD_KAFKA_PRODUCER, conf);
     TL_ASSERT_EQ(send_one(rk, "A", 30, NULL), RD_KAFKA_RESP_ERR_NO_ERROR);
     TL_ASSERT_EQ(last_offset, 0);
+    /* min.insync.replicas counts at most the replicas there are. */
+    err = tl_kraft_create_topic(tl_cluster_node(c, quorum)->bootstrap, TOPIC "-one", 1, 1);
+    TL_ASSERT(err == 0, "CreateTopics %s-one: error %d", TOPIC, err);
+    TL_ASSERT_EQ(send_to(rk, TOPIC "-one", "one", 30, NULL), RD_KAFKA_RESP_ERR_NO_ERROR);
+    TL_ASSERT_EQ(last_offset, 0);
+    tl_log("%s-one, one replica: acks=all taken at offset 0 (min.insync.replicas=3)", TOPIC);
 
     tl_node_pause(fol);
     err = send_one(rk, "B", 30, &took);
