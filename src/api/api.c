@@ -7,6 +7,8 @@
 #include "api/api_admin.h"
 #include "api/api_group.h"
 #include "api/api_tools.h"
+#include "cluster/ctl.h"
+#include "net/net_loop.h"
 #include "util/cstr.h"
 #include "util/kerr.h"
 #include "util/logging.h"
@@ -188,6 +190,8 @@ void api_on_request(net_conn_t *conn, uint8_t *frame, size_t len)
 void api_on_close(net_conn_t *conn)
 {
     api_conn_t *ac = conn->udata;
+    if (ac && ac->hb_seen && ac->b && ac->b->ctl)
+        ctl_broker_link_lost(ac->b->ctl, ac->hb_broker, ac->hb_epoch, net_now_wall_ms());
     if (ac && ac->pending && ac->cancel) {
         void *p = ac->pending;
         ac->pending = NULL;

@@ -155,6 +155,9 @@ typedef struct api_conn_s {
     void *pending;               /* a parked request (delayed fetch), or NULL */
     void (*cancel)(void *pending);  /* the connection is closing: drop it */
     void (*finish)(void *pending);  /* shutting down: answer it now */
+    int hb_seen;                 /* BrokerHeartbeats came here: of broker */
+    int32_t hb_broker;           /* hb_broker at hb_epoch (the latest), */
+    int64_t hb_epoch;            /* its session told when this closes */
 } api_conn_t;
 
 /* Handlers, one per file. */

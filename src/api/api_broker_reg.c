@@ -124,6 +124,10 @@ void api_broker_heartbeat(api_req_t *req)
         api_close(req, "malformed BrokerHeartbeat request");
         return;
     }
+    api_conn_t *ac = req->conn->udata;
+    ac->hb_seen = 1;
+    ac->hb_broker = m.broker_id;
+    ac->hb_epoch = m.broker_epoch;
     api_admin_wait_init(&r->w, req, api_bhb_answer);
     r->hb.broker_id = m.broker_id;
     r->hb.broker_epoch = m.broker_epoch;

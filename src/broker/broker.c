@@ -471,7 +471,8 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
     const char *timeout = props_get(&b->node.cfg.props, "broker.session.timeout.ms");
     ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b,
                        rack, timeout ? strtoll(timeout, NULL, 10) : 0,
-                       broker_quorum_wanted(&b->node.cfg), 0};
+                       broker_quorum_wanted(&b->node.cfg), 0,
+                       b->node.cfg.quorum.heartbeat_interval_ms};
     /* format's bootstrap checkpoint: a node that cannot read it does not
      * start, as Kafka's does not */
     if (broker_boot_read(b->node.cfg.log_dirs[0], &b->boot, err, sizeof(err)) < 0) {

@@ -50,17 +50,23 @@ typedef struct bkr_session_s {
     int64_t metadata_offset; /* the last one it reported, -1 */
     int64_t shutdown_offset; /* where its controlled shutdown records
                                 ended, -1 when not shutting down */
+    int64_t lost_by_ms;      /* its heartbeats' link closed: expires then
+                                unless heard from first; INT64_MAX */
 } bkr_session_t;
 
 typedef struct bkr_ctl_s {
     char cluster_id[64];
     int64_t session_timeout_ms; /* broker.session.timeout.ms */
+    int64_t link_grace_ms;      /* after a closed link (bkr_link_lost) */
     bkr_session_t *sessions;    /* owned, sorted by id */
     int nsessions;
 } bkr_ctl_t;
 
-/* cluster_id is copied (NUL-terminated, at most 63 bytes). */
-void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout_ms);
+/* cluster_id is copied (NUL-terminated, at most 63 bytes). A session
+ * whose link closes ends after two heartbeat intervals
+ * (broker.heartbeat.interval.ms), never later than the session would. */
+void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout_ms,
+                  int64_t heartbeat_interval_ms);
 void bkr_ctl_free(bkr_ctl_t *bc);
 /* Becoming the active controller: every registered broker gets a fresh
  * session from now, as Kafka's ClusterControlManager.activate. */
@@ -132,6 +138,17 @@ typedef struct bkr_heartbeat_req_s {
  * touched at now_ms. next_offset: where the first record will land. */
 void bkr_heartbeat(bkr_ctl_t *bc, const meta_image_t *img, const bkr_heartbeat_req_t *req,
                    int64_t next_offset, int64_t now_ms, bkr_out_t *out, bkr_answer_t *ans);
+
+/* The connection broker id (registered at epoch) sent its heartbeats on
+ * has closed. A process that dies closes its connections at once, and
+ * one that is only slow keeps them; a live broker that lost its link
+ * connects again and heartbeats within an interval (Kafka's brokers
+ * retry after 100 ms). So its session expires after the link grace
+ * unless a heartbeat comes first: failover in about two heartbeat
+ * intervals instead of a whole session. Nothing when the epoch is not
+ * the registration's (an older incarnation's link). */
+void bkr_link_lost(bkr_ctl_t *bc, const meta_image_t *img, int32_t id, int64_t epoch,
+                   int64_t now_ms);
 
 /* Fences the unfenced broker whose session expired longest ago (one per
  * call, as Kafka's maybeFenceOneStaleBroker: the caller commits, then

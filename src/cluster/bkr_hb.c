@@ -16,8 +16,9 @@
  *                                   metadata offset has reached the end of
  *                                   the records that moved its leaderships
  *
- * and a session that expires (no heartbeat for broker.session.timeout.ms)
- * fences an unfenced broker. Sessions live only here, on the active
+ * and a session that expires (no heartbeat for broker.session.timeout.ms,
+ * or for the link grace after its link closed: bkr_link_lost) fences an
+ * unfenced broker. Sessions live only here, on the active
  * controller; the fenced and shutdown flags are the image's. */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,11 +31,15 @@
 
 enum bkr_state { BKR_FENCED, BKR_UNFENCED, BKR_CONTROLLED_SHUTDOWN, BKR_SHUTDOWN_NOW };
 
-void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout_ms)
+void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout_ms,
+                  int64_t heartbeat_interval_ms)
 {
     memset(bc, 0, sizeof(*bc));
     snprintf(bc->cluster_id, sizeof(bc->cluster_id), "%s", cluster_id ? cluster_id : "");
     bc->session_timeout_ms = session_timeout_ms;
+    bc->link_grace_ms = 2 * heartbeat_interval_ms;
+    if (bc->link_grace_ms <= 0 || bc->link_grace_ms > session_timeout_ms)
+        bc->link_grace_ms = session_timeout_ms;
 }
 
 void bkr_ctl_free(bkr_ctl_t *bc)
@@ -91,6 +96,7 @@ bkr_session_t *bkr_session_start(bkr_ctl_t *bc, int32_t id, int64_t now_ms)
     s->last_contact_ms = now_ms;
     s->metadata_offset = -1;
     s->shutdown_offset = -1;
+    s->lost_by_ms = INT64_MAX;
     return s;
 }
 
@@ -110,11 +116,27 @@ static bool bkr_fenced(const meta_image_t *img, int32_t id)
     return !b || b->fenced;
 }
 
+/* The last moment the session is valid. */
+static int64_t bkr_expiry(const bkr_ctl_t *bc, const bkr_session_t *s)
+{
+    int64_t at = s->last_contact_ms + bc->session_timeout_ms;
+    return s->lost_by_ms < at ? s->lost_by_ms : at;
+}
+
 bool bkr_session_valid(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
                        int64_t now_ms)
 {
     const bkr_session_t *s = bkr_session_get(bc, id);
-    return s && !bkr_fenced(img, id) && s->last_contact_ms + bc->session_timeout_ms >= now_ms;
+    return s && !bkr_fenced(img, id) && bkr_expiry(bc, s) >= now_ms;
+}
+
+void bkr_link_lost(bkr_ctl_t *bc, const meta_image_t *img, int32_t id, int64_t epoch,
+                   int64_t now_ms)
+{
+    const mi_broker_t *b = meta_image_broker(img, id);
+    bkr_session_t *s = bkr_session_get(bc, id);
+    if (b && s && b->epoch == epoch && now_ms + bc->link_grace_ms < s->lost_by_ms)
+        s->lost_by_ms = now_ms + bc->link_grace_ms;
 }
 
 /* The lowest metadata offset an active broker (unfenced, not shutting
@@ -236,6 +258,7 @@ void bkr_heartbeat(bkr_ctl_t *bc, const meta_image_t *img, const bkr_heartbeat_r
     if (cur != next)
         bkr_transition(img, b, next, out);
     s->last_contact_ms = now_ms;
+    s->lost_by_ms = INT64_MAX;
     s->metadata_offset = req->current_metadata_offset;
     if (next == BKR_CONTROLLED_SHUTDOWN && s->shutdown_offset < 0)
         s->shutdown_offset = next_offset + (out->n - first) - 1;
@@ -254,9 +277,9 @@ static const bkr_session_t *bkr_stalest(const bkr_ctl_t *bc, const meta_image_t 
     const bkr_session_t *best = NULL;
     for (int i = 0; i < bc->nsessions; i++) {
         const bkr_session_t *s = &bc->sessions[i];
-        if (bkr_fenced(img, s->id) || s->last_contact_ms + bc->session_timeout_ms >= now_ms)
+        if (bkr_fenced(img, s->id) || bkr_expiry(bc, s) >= now_ms)
             continue;
-        if (!best || s->last_contact_ms < best->last_contact_ms)
+        if (!best || bkr_expiry(bc, s) < bkr_expiry(bc, best))
             best = s;
     }
     return best;
@@ -278,7 +301,7 @@ int64_t bkr_next_deadline(const bkr_ctl_t *bc, const meta_image_t *img)
     int64_t next = INT64_MAX;
     for (int i = 0; i < bc->nsessions; i++) {
         const bkr_session_t *s = &bc->sessions[i];
-        int64_t at = s->last_contact_ms + bc->session_timeout_ms + 1;
+        int64_t at = bkr_expiry(bc, s) + 1;
         if (!bkr_fenced(img, s->id) && at < next)
             next = at;
     }

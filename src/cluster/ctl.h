@@ -47,6 +47,7 @@ typedef struct ctl_config_s {
     int16_t boot_metadata_version; /* the level of metadata.version a new
                                       cluster starts at (format's bootstrap
                                       checkpoint); 0: META_LOG_METADATA_VERSION */
+    int64_t heartbeat_interval_ms; /* broker.heartbeat.interval.ms, 0: 2000 */
 } ctl_config_t;
 
 /* Opens the metadata log (creating it on a first start, or synthesizing
@@ -260,6 +261,10 @@ int16_t ctl_register_node(ctl_t *ctl, const struct bkr_listener_s *listeners, in
 void ctl_node_heartbeat(ctl_t *ctl, int64_t now_ms);
 /* This node's broker epoch (the offset of its registration), or -1. */
 int64_t ctl_node_epoch(const ctl_t *ctl);
+/* The connection a broker sent its heartbeats on (registered at epoch)
+ * closed at now_ms: its session ends sooner unless it heartbeats again
+ * (bkr_link_lost). */
+void ctl_broker_link_lost(ctl_t *ctl, int32_t id, int64_t epoch, int64_t now_ms);
 
 /* Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or
  * "..". Returns 0, or INVALID_TOPIC_EXCEPTION with Kafka's message in err

@@ -22,12 +22,15 @@
 #include "util/uuid.h"
 
 #define CTL_SESSION_TIMEOUT_MS 9000 /* broker.session.timeout.ms's default */
+#define CTL_HEARTBEAT_INTERVAL_MS 2000 /* broker.heartbeat.interval.ms's */
 
 void ctl_brokers_init(ctl_t *ctl, const ctl_config_t *cfg)
 {
     int64_t timeout = cfg->session_timeout_ms > 0 ? cfg->session_timeout_ms
                                                   : CTL_SESSION_TIMEOUT_MS;
-    bkr_ctl_init(&ctl->bkr, log_mgr_cluster_id(ctl->logs), timeout);
+    int64_t interval = cfg->heartbeat_interval_ms > 0 ? cfg->heartbeat_interval_ms
+                                                      : CTL_HEARTBEAT_INTERVAL_MS;
+    bkr_ctl_init(&ctl->bkr, log_mgr_cluster_id(ctl->logs), timeout, interval);
     bkr_out_init(&ctl->bout);
     ctl->rack = cfg->rack && *cfg->rack ? xstrdup(cfg->rack) : NULL;
     ctl->node_epoch = -1;
@@ -38,6 +41,11 @@ void ctl_brokers_free(ctl_t *ctl)
     bkr_ctl_free(&ctl->bkr);
     bkr_out_free(&ctl->bout);
     free(ctl->rack);
+}
+
+void ctl_broker_link_lost(ctl_t *ctl, int32_t id, int64_t epoch, int64_t now_ms)
+{
+    bkr_link_lost(&ctl->bkr, &ctl->meta->img, id, epoch, now_ms);
 }
 
 int64_t ctl_node_epoch(const ctl_t *ctl)

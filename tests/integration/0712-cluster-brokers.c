@@ -147,7 +147,12 @@ int main(void)
         tl_kraft_wait_fenced(b4, id, 0, 60);
     tl_log("three brokers registered and unfenced %.0f ms after the start, %.0f ms after all listen",
            (tl_now() - t0) * 1000, (tl_now() - t1) * 1000);
-    int ctl = tl_kraft_active_controller(c);
+    /* DescribeCluster names the active controller once the controllers'
+     * registrations are committed, which can come after the brokers' */
+    int ctl = 0;
+    double until_ctl = tl_now() + 10;
+    while (!(ctl = tl_kraft_active_controller(c)) && tl_now() < until_ctl)
+        usleep(50000);
     TL_ASSERT(ctl, "no active controller");
     create_topic(tl_cluster_node(c, ctl)->controller, TOPIC);
     check_topic(c, leaders);

@@ -22,6 +22,7 @@
 
 #define CLUSTER "q1Sh-9_ISia_zwGINzRvyQ"
 #define TIMEOUT 9000
+#define HB_INTERVAL 2000
 
 static meta_image_t img;
 static bkr_ctl_t bc;
@@ -60,7 +61,7 @@ static void commit(void)
 static int setup(void)
 {
     meta_image_init(&img);
-    bkr_ctl_init(&bc, CLUSTER, TIMEOUT);
+    bkr_ctl_init(&bc, CLUSTER, TIMEOUT, HB_INTERVAL);
     bkr_out_init(&out);
     arena_init(&dec, 4096);
     next_off = 10;
@@ -485,6 +486,38 @@ static void test_session_expiry(void)
     CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + TIMEOUT + 1);
 }
 
+/* A closed heartbeat link shortens the session to the grace (two
+ * heartbeat intervals), not for another epoch, and a heartbeat on a new
+ * link gives the whole session back. */
+static void test_session_link_lost(void)
+{
+    join(1, NULL);
+    join(2, NULL);
+    int32_t reps[] = {1, 2};
+    topic(reps, 2);
+    int64_t epoch1 = meta_image_broker(&img, 1)->epoch;
+    bkr_link_lost(&bc, &img, 1, epoch1 + 1, now); /* an older incarnation's */
+    CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + TIMEOUT + 1);
+    bkr_link_lost(&bc, &img, 1, epoch1, now);
+    CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + 2 * HB_INTERVAL + 1);
+    CU_ASSERT(bkr_session_valid(&bc, &img, 1, now + 2 * HB_INTERVAL));
+    CU_ASSERT_EQUAL(bkr_fence_stale(&bc, &img, now + 2 * HB_INTERVAL, &out), -1);
+
+    /* heard from again in time: the whole session */
+    now += HB_INTERVAL;
+    do_heartbeat(1, next_off, false, false);
+    CU_ASSERT(bkr_session_valid(&bc, &img, 1, now + TIMEOUT));
+
+    /* not heard from: fenced at the grace's end, leadership moved */
+    bkr_link_lost(&bc, &img, 1, epoch1, now);
+    now += 2 * HB_INTERVAL + 1;
+    do_heartbeat(2, next_off, false, false);
+    CU_ASSERT_FALSE(bkr_session_valid(&bc, &img, 1, now));
+    CU_ASSERT_EQUAL(bkr_fence_stale(&bc, &img, now, &out), 1);
+    commit();
+    CU_ASSERT_EQUAL(part0()->leader, 2);
+}
+
 static void test_controlled_shutdown(void)
 {
     join(1, NULL);
@@ -773,6 +806,8 @@ int main(void)
     CU_add_test(h, "unfence", test_heartbeat_unfence);
     CU_pSuite h2 = CU_add_suite("sessions", setup, teardown);
     CU_add_test(h2, "expiry", test_session_expiry);
+    CU_pSuite h4 = CU_add_suite("sessions' links", setup, teardown);
+    CU_add_test(h4, "closed link", test_session_link_lost);
     CU_pSuite h3 = CU_add_suite("controlled shutdown", setup, teardown);
     CU_add_test(h3, "controlled shutdown", test_controlled_shutdown);
     CU_pSuite ap = CU_add_suite("alter partition", setup, teardown);
