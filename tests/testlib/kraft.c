@@ -380,3 +380,40 @@ int tl_kraft_metadata(tl_node *node, const char *topic, tl_kraft_topic *out)
     arena_destroy(&arena);
     return 0;
 }
+
+tl_node *tl_kraft_other(tl_cluster *c, int skip)
+{
+    for (int id = 1; id <= tl_cluster_size(c); id++) {
+        tl_node *node = tl_cluster_node(c, id);
+        if (id != skip && node->bootstrap[0] && tl_node_running(node) && !node->paused)
+            return node;
+    }
+    tl_fail("no running broker but %d", skip);
+}
+
+int tl_kraft_isr_whole(tl_cluster *c, const char *topic, int nparts, int n)
+{
+    tl_kraft_topic t;
+    memset(&t, 0, sizeof(t));
+    if (tl_kraft_metadata(tl_kraft_other(c, -1), topic, &t) || t.npart != nparts)
+        return 0;
+    for (int p = 0; p < nparts; p++)
+        if (t.leader[p] < 0 || t.nisr[p] != n)
+            return 0;
+    return 1;
+}
+
+int32_t tl_kraft_leader_of(tl_cluster *c, const char *topic, int32_t p)
+{
+    tl_kraft_topic t;
+    memset(&t, 0, sizeof(t));
+    if (tl_kraft_metadata(tl_kraft_other(c, -1), topic, &t) || t.npart <= p)
+        return -1;
+    return t.leader[p];
+}
+
+int tl_kraft_is_fenced(tl_cluster *c, int id)
+{
+    tl_kraft_nodes n;
+    return tl_kraft_describe_cluster(tl_kraft_other(c, id), 0, &n) == 0 && n.state[id] == 1;
+}

@@ -97,4 +97,15 @@ typedef struct tl_kraft_topic {
  * or -1 when the node cannot be reached. */
 int tl_kraft_metadata(tl_node *node, const char *topic, tl_kraft_topic *out);
 
+/* For the failure tests, over whichever brokers run. A running, unpaused
+ * node with the broker role other than skip (-1: any); the test fails
+ * when there is none. */
+tl_node *tl_kraft_other(tl_cluster *c, int skip);
+/* Whether every one of topic's nparts partitions has a leader and an ISR
+ * of n, as a running broker's Metadata describes them. */
+int tl_kraft_isr_whole(tl_cluster *c, const char *topic, int nparts, int n);
+/* The leader of topic-p as a running broker describes it, -1 if none. */
+int32_t tl_kraft_leader_of(tl_cluster *c, const char *topic, int32_t p);
+/* Whether broker id is fenced, as another running broker describes it. */
+int tl_kraft_is_fenced(tl_cluster *c, int id);
 #endif
