@@ -23,8 +23,8 @@
  *   - the coordinator stops (controlled shutdown): the leadership of the
  *     group's partition moves, and both other brokers name the new leader
  *     the coordinator, which serves the group while the other answers
- *     NOT_COORDINATOR. (Partition data is not replicated yet, so the
- *     group's offsets are not checked past the move.)
+ *     NOT_COORDINATOR. (0729-group-failover checks the offsets past such
+ *     a move.)
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes. */
 #include <limits.h>
 #include <stdio.h>
@@ -45,15 +45,6 @@
 #define NPART 3
 #define NOFF 6    /* offsets.topic.num.partitions */
 #define NMSG 30   /* per partition and round */
-
-/* Kafka's partition of a group: abs(String.hashCode()) % n, for ASCII. */
-static int32_t group_partition(const char *group, int32_t n)
-{
-    uint32_t h = 0;
-    for (const char *p = group; *p; p++)
-        h = 31 * h + (uint8_t)*p;
-    return (int32_t)((h & 0x7fffffff) % (uint32_t)n);
-}
 
 typedef struct coord {
     int16_t err;
@@ -135,7 +126,7 @@ static int find_everywhere(tl_cluster *c)
  * broker's Metadata has it. */
 static int32_t offsets_leader(tl_cluster *c)
 {
-    int32_t p = group_partition(GROUP, NOFF), leader = -1;
+    int32_t p = tl_kraft_group_partition(GROUP, NOFF), leader = -1;
     for (int b = NC + 1; b <= NC + NB; b++) {
         tl_kraft_topic t;
         double until = tl_now() + 10;
@@ -156,7 +147,7 @@ static int32_t offsets_leader(tl_cluster *c)
 
 static int coordinator_after_move(tl_cluster *c, int skip)
 {
-    int32_t p = group_partition(GROUP, NOFF);
+    int32_t p = tl_kraft_group_partition(GROUP, NOFF);
     double until = tl_now() + 30;
     for (;;) {
         int32_t id = -2, ok = 1;

@@ -417,3 +417,13 @@ int tl_kraft_is_fenced(tl_cluster *c, int id)
     tl_kraft_nodes n;
     return tl_kraft_describe_cluster(tl_kraft_other(c, id), 0, &n) == 0 && n.state[id] == 1;
 }
+
+int32_t tl_kraft_group_partition(const char *group, int32_t n)
+{
+    uint32_t h = 0;
+    for (const char *p = group; *p; p++)
+        h = 31 * h + (uint8_t)*p;
+    if (h & 0x80000000u) /* Kafka's Utils.abs: the magnitude, MIN_VALUE 0 */
+        h = h == 0x80000000u ? 0 : ~h + 1;
+    return (int32_t)(h % (uint32_t)n);
+}

@@ -97,6 +97,10 @@ typedef struct tl_kraft_topic {
  * or -1 when the node cannot be reached. */
 int tl_kraft_metadata(tl_node *node, const char *topic, tl_kraft_topic *out);
 
+/* Kafka's __consumer_offsets partition of a group among n:
+ * Utils.abs(String.hashCode()) % n (a negative hash's magnitude), for an
+ * ASCII group id. */
+int32_t tl_kraft_group_partition(const char *group, int32_t n);
 /* For the failure tests, over whichever brokers run. A running, unpaused
  * node with the broker role other than skip (-1: any); the test fails
  * when there is none. */
