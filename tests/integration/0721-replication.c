@@ -27,6 +27,7 @@
 
 #include "testlib/cluster.h"
 #include "testlib/kraft.h"
+#include "testlib/logfiles.h"
 #include "testlib/testlib.h"
 
 #define N 3
@@ -105,73 +106,6 @@ static void check_msg(const rd_kafka_message_t *m, void *arg)
     next[m->partition]++;
 }
 
-/* The whole of a file (caller frees), its length in *len; NULL if none. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0, r;
-    if (!f)
-        return NULL;
-    do {
-        if (n == cap)
-            buf = realloc(buf, cap = cap ? 2 * cap : 65536);
-        r = fread(buf + n, 1, cap - n, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
-/* Whether partition p's segment files are the same bytes on every node
- * (and not empty); what differs in *why. */
-static int same_segments(tl_cluster *c, int32_t p, char *why, size_t cap)
-{
-    char dir[PATH_MAX + 64], path[PATH_MAX + 400];
-    snprintf(dir, sizeof(dir), "%s/data/%s-%d", tl_cluster_node(c, 1)->dir, TOPIC, (int)p);
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int ok = 1, nlog = 0;
-    TL_ASSERT(d != NULL, "no %s", dir);
-    while (ok && (e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l < 5 || strcmp(e->d_name + l - 4, ".log"))
-            continue;
-        nlog++;
-        size_t len1, len;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        char *one = slurp(path, &len1);
-        ok = one && len1 > 0;
-        for (int id = 2; ok && id <= N; id++) {
-            snprintf(path, sizeof(path), "%s/data/%s-%d/%s", tl_cluster_node(c, id)->dir, TOPIC,
-                     (int)p, e->d_name);
-            char *other = slurp(path, &len);
-            ok = other && len == len1 && !memcmp(one, other, len);
-            if (!ok)
-                snprintf(why, cap, "%s: %zu bytes on node 1, %zu on node %d", e->d_name, len1,
-                         other ? len : 0, id);
-            free(other);
-        }
-        free(one);
-    }
-    closedir(d);
-    return ok && nlog > 0;
-}
-
-static void wait_same_segments(tl_cluster *c, double timeout_s)
-{
-    char why[512] = "";
-    double t0 = tl_now();
-    for (int32_t p = 0; p < NPART; p++) {
-        while (!same_segments(c, p, why, sizeof(why)) && tl_now() < t0 + timeout_s)
-            usleep(200000);
-        TL_ASSERT(same_segments(c, p, why, sizeof(why)), "%s-%d differs: %s", TOPIC, (int)p, why);
-    }
-    tl_log("the segment files of %d partitions are the same bytes on %d nodes (%.0f ms)", NPART,
-           N, (tl_now() - t0) * 1000);
-}
-
 /* The high watermark of TOPIC-p in node's replication-offset-checkpoint
  * ("0\n<count>\n<topic> <partition> <offset>\n..."), -1 if absent. */
 static int64_t ckpt_hw(tl_node *node, int32_t p)
@@ -248,7 +182,7 @@ int main(void)
                   (long long)next[p], NMSG);
     tl_log("%d messages consumed once and in order", NPART * NMSG);
 
-    wait_same_segments(c, 60);
+    tl_logfiles_wait_same(c, TOPIC, NPART, 60);
     tl_cluster_stop(c);
     for (int32_t p = 0; p < NPART; p++)
         for (int id = 1; id <= N; id++) {

@@ -161,6 +161,7 @@ int main(void)
     tl_init("0729-group-failover");
     c = tl_cluster_new("0729-groups", TL_QUORUM_SHARED);
     tl_cluster_set(c, "offsets.topic.num.partitions=3");
+    tl_cluster_set(c, "offsets.topic.replication.factor=3"); /* kafka-ref.sh sets 1 */
     tl_cluster_set(c, "broker.session.timeout.ms=6000");
     tl_cluster_add_n(c, N, TL_ROLE_COMBINED, NULL);
     int leader = tl_kraft_start(c, &v);
