@@ -9,8 +9,8 @@
 
 #include "testlib/cluster.h"
 
-/* Whether topic-p's .log files are the same bytes on every node (and not
- * empty); what differs in why. */
+/* Whether topic-p's .log files are the same bytes on every node with the
+ * broker role (and not empty); what differs in why. */
 int tl_logfiles_same(tl_cluster *c, const char *topic, int32_t p, char *why, size_t cap);
 /* Waits (timeout_s at most) until partitions 0..nparts-1 of topic are the
  * same on every node, failing the test otherwise; logs the time it took. */
