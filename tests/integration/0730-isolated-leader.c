@@ -30,13 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log/log_batch.h"
 #include "testlib/cluster.h"
 #include "testlib/kraft.h"
 #include "testlib/load.h"
 #include "testlib/logfiles.h"
+#include "testlib/rawproduce.h"
 #include "testlib/testlib.h"
-#include "testlib/wire.h"
 #include "util/kerr.h"
 
 #define N 3
@@ -71,51 +70,12 @@ static int32_t pick_partition(int ctl, int *leader)
     return -1;
 }
 
-/* Produce acks=-1 of one batch to p at v's own port (past its proxy),
- * timeout_ms: the partition's error code. */
+/* Produce acks=-1 of one record to p at v's own port (past its proxy). */
 static int16_t produce_direct(tl_node *v, int32_t p, int32_t timeout_ms)
 {
     char addr[64];
-    arena_t arena;
-    buf_t batch;
-    log_record_t rec;
-    log_batch_build_t opt;
-    proto_produce_req_t r;
-    proto_produce_resp_t resp;
-    proto_produce_req_topic_produce_data_t t;
-    proto_produce_req_partition_produce_data_t pd;
-    memset(&rec, 0, sizeof(rec));
-    rec.key_len = -1;
-    rec.value = (const uint8_t *)"isolated";
-    rec.value_len = 8;
-    buf_init(&batch);
-    log_batch_build_init(&opt);
-    TL_ASSERT(log_batch_build(&batch, &opt, &rec, 1) == 0, "log_batch_build");
-    proto_produce_req_init(&r);
-    proto_produce_req_topic_produce_data_init(&t);
-    proto_produce_req_partition_produce_data_init(&pd);
-    pd.index = p;
-    pd.records.p = batch.p;
-    pd.records.len = (int32_t)batch.len;
-    r.acks = -1;
-    r.timeout_ms = timeout_ms;
-    t.name = tl_wire_str(TOPIC);
-    t.partition_data.n = 1;
-    t.partition_data.v = &pd;
-    r.topic_data.n = 1;
-    r.topic_data.v = &t;
     snprintf(addr, sizeof(addr), "%s:%d", v->host, v->port);
-    int fd = tl_connect(addr, 2000);
-    TL_ASSERT(fd >= 0, "connect %s", addr);
-    arena_init(&arena, 4096);
-    TL_WIRE_CALL(fd, &arena, produce, 0, 9, &r, &resp);
-    close(fd);
-    TL_ASSERT(resp.responses.n == 1 && resp.responses.v[0].partition_responses.n == 1,
-              "Produce: %d topics", resp.responses.n);
-    int16_t err = resp.responses.v[0].partition_responses.v[0].error_code;
-    arena_destroy(&arena);
-    buf_free(&batch);
-    return err;
+    return tl_raw_produce(addr, TOPIC, p, -1, timeout_ms, "isolated");
 }
 
 /* The leader of p as the nodes but v see it, once they agree on one that
