@@ -21,6 +21,7 @@ typedef struct api_fitem_s {
     int32_t max_bytes;
     int32_t current_leader_epoch;
     int32_t last_fetched_epoch;
+    int64_t log_start;     /* a follower's log start, -1 */
     int sp;                /* index in the session's partitions, or -1 */
 } api_fitem_t;
 
@@ -102,6 +103,7 @@ static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_dat
     pd->log_start_offset = rd->log_start_offset;
     pd->diverging_epoch.epoch = rd->diverging_epoch;
     pd->diverging_epoch.end_offset = rd->diverging_end_offset;
+    pd->preferred_read_replica = rd->preferred_read_replica;
     api_fetch_leader(f, i, pd, resp);
     pd->records.p = (const uint8_t *)"";
     pd->records.len = 0;
@@ -229,6 +231,7 @@ static void api_fetch_item_from(api_fitem_t *it, const proto_fetch_req_fetch_top
     it->max_bytes = fp->partition_max_bytes;
     it->current_leader_epoch = fp->current_leader_epoch;
     it->last_fetched_epoch = fp->last_fetched_epoch;
+    it->log_start = fp->log_start_offset;
     it->sp = -1;
 }
 
@@ -316,6 +319,7 @@ static int16_t api_fetch_incremental(api_fetch_t *f)
         it->max_bytes = sp->max_bytes;
         it->current_leader_epoch = sp->current_leader_epoch;
         it->last_fetched_epoch = sp->last_fetched_epoch;
+        it->log_start = -1;
         it->sp = i;
     }
     return KERR_NONE;
@@ -351,6 +355,11 @@ static void api_fetch_start(api_fetch_t *f)
                                                      : f->r.replica_id;
     f->pf.replica = f->pf.replica_id >= 0;
     f->pf.replica_epoch = f->req->hdr.api_version >= 15 ? f->r.replica_state.replica_epoch : -1;
+    /* Kafka's fetchOnlyLeader: a consumer's fetch v11+ (its client
+     * metadata, rack id included) may be served by a follower. */
+    f->pf.any_replica = !f->pf.replica && f->req->hdr.api_version >= 11;
+    f->pf.rack = f->r.rack_id.p;
+    f->pf.rack_len = f->pf.any_replica && f->r.rack_id.len > 0 ? f->r.rack_id.len : 0;
     f->pf.done = api_fetch_done;
     f->pf.nitems = f->nitems;
     f->pf.items = arena_calloc(f->req->arena, (size_t)f->nitems + 1, sizeof(*f->pf.items));
@@ -366,6 +375,7 @@ static void api_fetch_start(api_fetch_t *f)
         pi->rd.max_bytes = it->max_bytes;
         pi->rd.current_leader_epoch = it->current_leader_epoch;
         pi->rd.last_fetched_epoch = it->last_fetched_epoch;
+        pi->rd.replica_log_start = it->log_start;
         pi->rd.isolation = f->r.isolation_level;
     }
     part_fetch(&f->pf);

@@ -256,12 +256,27 @@ static int bcfg_rule_cordoned(const broker_config_t *cfg)
     return 0;
 }
 
+/* replica.selector.class names a class Kafka loads at start: the
+ * rack-aware selector is the one there is here. */
+static int bcfg_rule_selector(const broker_config_t *cfg)
+{
+    const char *v = cfg_props_peek(&cfg->props, "replica.selector.class");
+    char t[256];
+
+    if (cfg_broker_selector(v) < 0)
+        return bcfg_refuse(cfg, "replica.selector.class: class %s cannot be found (the one "
+                           "selector there is: %s)", cfg_val_trim(v, t, sizeof(t)),
+                           CFG_RACK_AWARE_SELECTOR);
+    return 0;
+}
+
 /* Other requirements of Kafka's broker config between or on values. */
 static int bcfg_rule_values(const broker_config_t *cfg)
 {
     if (cfg_props_peek(&cfg->props, "log.roll.ms") && bcfg_peek_long(cfg, "log.roll.ms") < 1)
         return bcfg_require(cfg, "log.roll.ms must be greater than or equal to 1");
-    if (bcfg_rule_conn_quotas(cfg) < 0 || bcfg_rule_cleaner(cfg) < 0)
+    if (bcfg_rule_conn_quotas(cfg) < 0 || bcfg_rule_cleaner(cfg) < 0 ||
+        bcfg_rule_selector(cfg) < 0)
         return -1;
     return bcfg_rule_cordoned(cfg);
 }

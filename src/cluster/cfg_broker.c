@@ -187,3 +187,11 @@ const char *cfg_broker_default(const char *name)
     const cfg_broker_key_t *k = cfg_broker_find(name);
     return k ? k->dflt : NULL;
 }
+
+int cfg_broker_selector(const char *value)
+{
+    char t[256];
+    if (!value || !*cfg_val_trim(value, t, sizeof(t)))
+        return 0;
+    return strcmp(t, CFG_RACK_AWARE_SELECTOR) ? -1 : 1;
+}

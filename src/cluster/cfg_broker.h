@@ -84,6 +84,13 @@ const char *cfg_bview_get(const cfg_bview_t *v, const char *key);
 
 /* For "listener.name.<listener>.<key>", the <key> part; else NULL. */
 const char *cfg_broker_listener_base(const char *name);
+/* The one replica.selector.class there is besides the leader (KIP-392;
+ * partition/part_select.h acts on it). */
+#define CFG_RACK_AWARE_SELECTOR "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+/* Which selector value (replica.selector.class, untrimmed; NULL: unset)
+ * names: 1 the rack-aware one, 0 none, -1 another class (which Kafka
+ * cannot load either). */
+int cfg_broker_selector(const char *value);
 /* The table's key of name, or of the key a listener-prefixed name
  * overrides; NULL for a key Kafka does not define. */
 const cfg_broker_key_t *cfg_broker_key_of(const char *name);

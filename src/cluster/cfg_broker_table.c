@@ -60,7 +60,9 @@ static const cfg_broker_key_t cfg_broker_table[] = {
     K("background.threads", INT, "10", CW, MIN(1), NULL),
     K("broker.heartbeat.interval.ms", INT, "2000", RO, ANY, NULL),
     K("broker.id", INT, "-1", RO, ANY, NULL),
-    K("broker.rack", STRING, NULL, RO, ANY, NULL),
+    K("broker.rack", STRING, NULL, RO, ANY,
+      "This broker's rack: replica placement spreads a partition's replicas over racks, and "
+      "the rack-aware replica.selector.class sends consumers of a rack to its replicas."),
     K("broker.session.timeout.ms", INT, "9000", RO, ANY, NULL),
     K("client.quota.callback.class", CLASS, NULL, RO, ANY, NULL),
     K("compression.gzip.level", INT, "-1", CW, RANGE_OR_M1(1, 9),
@@ -355,7 +357,10 @@ static const cfg_broker_key_t cfg_broker_table[] = {
       "How often the replication-offset-checkpoint (high watermarks) of each log dir is "
       "written (the other checkpoints are written with it)."),
     K("replica.lag.time.max.ms", LONG, "30000", RO, ANY, NULL),
-    K("replica.selector.class", STRING, NULL, RO, ANY, NULL),
+    K("replica.selector.class", STRING, NULL, RO, ANY,
+      "org.apache.kafka.common.replica.RackAwareReplicaSelector: a leader sends a consumer "
+      "that names its rack (client.rack) to a replica in that rack (KIP-392); unset, "
+      "consumers read from the leader. No other class."),
     K("replica.socket.receive.buffer.bytes", INT, "65536", RO, ANY, NULL),
     K("replica.socket.timeout.ms", INT, "30000", RO, ANY, NULL),
     K("replication.quota.window.num", INT, "11", RO, MIN(1), NULL),

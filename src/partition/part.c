@@ -11,6 +11,7 @@
 #include "net/net_pool.h"
 #include "partition/part_fetcher.h"
 #include "partition/part_int.h"
+#include "partition/part_select.h"
 #include "util/logging.h"
 #include "util/mem.h"
 #include "util/uuid.h"
@@ -393,6 +394,7 @@ void part_attach(part_reg_t *reg, net_loop_t *loop, net_pool_t *pool)
 {
     reg->loop = loop;
     reg->pool = pool;
+    part_select_init(reg);
     if (reg->quorum && loop && !reg->fetchers && !reg->stopping)
         part_fetchers_new(reg);
     if (reg->quorum && loop && !reg->isr_mgr && !reg->stopping)

@@ -43,6 +43,7 @@ typedef struct part_replica_s {
     int64_t last_fetch_ms;     /* its previous fetch, and the leader's log */
     int64_t last_fetch_leo;    /* end then: Kafka's caught-up rule */
     int64_t broker_epoch;      /* of its latest fetch; -1 before */
+    int64_t log_start_offset;  /* as its latest fetch said; -1: unknown */
 } part_replica_t;
 
 typedef struct part_s {
@@ -128,6 +129,7 @@ typedef struct part_reg_s {
     const char *inter_broker;
     struct part_fetchers_s *fetchers; /* owned; NULL until part_attach */
     struct part_isr_s *isr_mgr;       /* owned: ISR changes (part_isr.c) */
+    bool rack_selector;     /* replica.selector.class is the rack-aware one */
 } part_reg_t;
 
 typedef struct part_reg_config_s {
@@ -279,13 +281,15 @@ struct mi_part_s;
 void part_set_role(part_reg_t *reg, part_t *part, const struct mi_part_s *mp, int64_t now_ms);
 /* What a follower's fetch tells the leader, as Kafka's Partition
  * .updateFollowerFetchState records it: its log end (the fetch offset),
- * when it was caught up, its broker epoch; then the high watermark moves
+ * when it was caught up, its broker epoch, its log start (log_start, -1
+ * when the fetch does not say); then the high watermark moves
  * (waiters woken), and a follower out of the ISR that has caught up is
  * proposed back into it (part_isr.c). Returns NOT_LEADER_OR_FOLLOWER for a fetch with an
  * older broker epoch than the replica's last (a former incarnation's),
  * else 0. */
 int16_t part_replica_fetched(part_reg_t *reg, part_t *part, int32_t replica_id,
-                             int64_t broker_epoch, int64_t fetch_offset, int64_t now_ms);
+                             int64_t broker_epoch, int64_t fetch_offset, int64_t log_start,
+                             int64_t now_ms);
 /* The fetching replica's entry, or NULL when replica_id is not one of the
  * partition's replicas. */
 part_replica_t *part_replica_get(part_t *part, int32_t replica_id);

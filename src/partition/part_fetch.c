@@ -9,6 +9,7 @@
 #include "net/net_loop.h"
 #include "partition/part_delay.h"
 #include "partition/part_int.h"
+#include "partition/part_select.h"
 #include "util/kerr.h"
 
 static topic_t *part_fetch_topic(const part_fetch_t *f, const part_fetch_item_t *it)
@@ -25,7 +26,8 @@ static void part_fetch_replica(part_fetch_t *f, part_t *part, part_read_t *rd)
 {
     if (!rd->replica || rd->err || rd->diverging_epoch >= 0)
         return;
-    int16_t err = part_replica_fetched(f->reg, part, f->replica_id, f->replica_epoch, rd->fetch_offset,
+    int16_t err = part_replica_fetched(f->reg, part, f->replica_id, f->replica_epoch,
+                                       rd->fetch_offset, rd->replica_log_start,
                                        net_now_wall_ms());
     if (!err)
         return;
@@ -34,12 +36,30 @@ static void part_fetch_replica(part_fetch_t *f, part_t *part, part_read_t *rd)
     part_read_error(rd, err);
 }
 
+/* A consumer's read the leader sends to a replica in the client's rack
+ * (Kafka skips the read then): the offsets without records. */
+static int part_fetch_elsewhere(part_fetch_t *f, part_t *part, part_read_t *rd)
+{
+    int32_t to;
+    if (f->replica || !f->any_replica || !part_is_leader(part) ||
+        (to = part_select_replica(f->reg, part, f->rack, f->rack_len, rd->fetch_offset,
+                                  net_now_wall_ms())) < 0 ||
+        part_check_epoch(part, rd->current_leader_epoch))
+        return 0;
+    int64_t none = 0;
+    rd->max_bytes = 0;
+    part_read(part, rd, &none, 0);
+    rd->preferred_read_replica = to;
+    return 1;
+}
+
 static void part_fetch_one(part_fetch_t *f, part_fetch_item_t *it, int64_t *budget,
                            size_t *bytes)
 {
     topic_t *topic = part_fetch_topic(f, it);
     part_t *part;
-    int16_t err = part_find(topic, it->partition, &part);
+    int16_t err = f->any_replica && !f->replica ? part_find_local(topic, it->partition, &part)
+                                                : part_find(topic, it->partition, &part);
 
     it->rd.diverging_epoch = -1;
     it->rd.diverging_end_offset = -1;
@@ -49,7 +69,7 @@ static void part_fetch_one(part_fetch_t *f, part_fetch_item_t *it, int64_t *budg
                        (err = part_read_replica_check(part, f->replica_id,
                                                       it->rd.current_leader_epoch)))) {
         part_read_error(&it->rd, err);
-    } else {
+    } else if (!part_fetch_elsewhere(f, part, &it->rd)) {
         it->rd.replica = f->replica;
         part_read(part, &it->rd, budget, *bytes == 0);
         part_fetch_replica(f, part, &it->rd);

@@ -34,6 +34,12 @@ struct part_fetch_s {
     int replica;
     int32_t replica_id;
     int64_t replica_epoch;
+    /* A consumer's Fetch v11+ (KIP-392): followers serve it too, and a
+     * leader may name a replica in the client's rack (rack, rack_len: its
+     * rack id, borrowed; empty: none) to read from instead. */
+    int any_replica;
+    const char *rack;
+    int32_t rack_len;
     part_fetch_item_t *items;
     int nitems;
     /* Runs once, on the loop, with every item's results; the regions'

@@ -24,6 +24,18 @@ int16_t part_find(topic_t *topic, int32_t index, part_t **part)
     return KERR_NONE;
 }
 
+int16_t part_find_local(topic_t *topic, int32_t index, part_t **part)
+{
+    int16_t err = part_find(topic, index, part);
+    if (err != KERR_NOT_LEADER_OR_FOLLOWER || part_creating(topic, index))
+        return err;
+    part_t *p = topic->parts[index];
+    if (p->leader < 0 || !part_replica_get(p, p->node_id))
+        return err;
+    *part = p;
+    return KERR_NONE;
+}
+
 int16_t part_find_by_name(part_reg_t *reg, const char *name, int32_t len, int32_t index,
                           part_t **part)
 {
@@ -48,6 +60,7 @@ int16_t part_read_replica_check(part_t *part, int32_t replica_id, int32_t curren
 void part_read_error(part_read_t *rd, int16_t err)
 {
     rd->err = err;
+    rd->preferred_read_replica = -1;
     rd->high_watermark = rd->last_stable_offset = rd->log_start_offset = -1;
     rd->fd = -1;
     rd->len = 0;
@@ -80,6 +93,7 @@ void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one)
     rd->len = 0;
     rd->diverging_epoch = -1;
     rd->diverging_end_offset = -1;
+    rd->preferred_read_replica = -1;
     rd->high_watermark = part_hwm(part);
     rd->last_stable_offset = rd->high_watermark;
     rd->log_start_offset = log_start_offset(part->log);

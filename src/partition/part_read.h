@@ -19,6 +19,11 @@
  * another node leads it; else 0 with *part set. Kafka checks this before
  * anything else about the partition (leader epoch, offsets, records). */
 int16_t part_find(topic_t *topic, int32_t index, part_t **part);
+/* part_find for a consumer that may read from a follower (Fetch v11+,
+ * KIP-392, as Kafka's fetchOnlyLeader false): a follower's replica is
+ * found as a leader's; NOT_LEADER_OR_FOLLOWER only where this node holds
+ * no replica that takes reads. */
+int16_t part_find_local(topic_t *topic, int32_t index, part_t **part);
 /* part_find with the topic looked up by name (len < 0: null name). */
 int16_t part_find_by_name(part_reg_t *reg, const char *name, int32_t len, int32_t index,
                           part_t **part);
@@ -35,6 +40,7 @@ typedef struct part_read_s {
     int32_t last_fetched_epoch;   /* -1: no divergence check */
     int8_t isolation;             /* 0 read_uncommitted, 1 read_committed */
     int replica;                  /* a follower's: read up to the log end */
+    int64_t replica_log_start;    /* a follower's log start (-1: unknown) */
     /* out: err, or the offsets and a region of a segment file (fd a dup
      * owned by the reader, -1 when len is 0), or a diverging epoch */
     int16_t err;
@@ -43,6 +49,7 @@ typedef struct part_read_s {
     int64_t log_start_offset;
     int32_t diverging_epoch;      /* -1: none */
     int64_t diverging_end_offset;
+    int32_t preferred_read_replica; /* -1: none; else no records, read there */
     int fd;
     int64_t file_pos;
     int32_t len;

@@ -45,6 +45,7 @@ static void part_role_replicas(part_t *part, const mi_part_t *mp, int64_t now_ms
         v[i].log_end_offset = -1;
         v[i].last_fetch_leo = -1;
         v[i].broker_epoch = -1;
+        v[i].log_start_offset = -1;
         if (part_role_in(mp->isr, mp->nisr, mp->replicas[i]))
             v[i].last_caught_up_ms = now_ms;
     }
@@ -121,7 +122,8 @@ static void part_replica_caught_up(part_replica_t *r, int64_t fetch_offset, int6
 }
 
 int16_t part_replica_fetched(part_reg_t *reg, part_t *part, int32_t replica_id,
-                             int64_t broker_epoch, int64_t fetch_offset, int64_t now_ms)
+                             int64_t broker_epoch, int64_t fetch_offset, int64_t log_start,
+                             int64_t now_ms)
 {
     part_replica_t *r = part_replica_get(part, replica_id);
     int64_t leo = log_end_offset(part->log);
@@ -134,6 +136,7 @@ int16_t part_replica_fetched(part_reg_t *reg, part_t *part, int32_t replica_id,
         r->broker_epoch = broker_epoch;
     part_replica_caught_up(r, fetch_offset, leo, now_ms);
     r->log_end_offset = fetch_offset > leo ? leo : fetch_offset;
+    r->log_start_offset = log_start;
     if (part_update_hwm(part))
         part_notify(part);
     part_isr_fetched(reg, part, r);

@@ -325,6 +325,27 @@ static void test_security_keys(void)
     CU_ASSERT_STRING_EQUAL(msg, "");
 }
 
+/* replica.selector.class: the rack-aware selector (spaces around it
+ * trimmed) or nothing; another class is refused at start, as Kafka cannot
+ * load it either. */
+static void test_selector(void)
+{
+    char msg[1024];
+    CU_ASSERT_EQUAL(load_logged("replica.selector.class= "
+                                "org.apache.kafka.common.replica.RackAwareReplicaSelector \n",
+                                msg, sizeof(msg)),
+                    0);
+    CU_ASSERT_EQUAL(load_logged("replica.selector.class=\n", msg, sizeof(msg)), 0);
+    CU_ASSERT_EQUAL(load_logged("replica.selector.class=com.example.Nearest\n", msg,
+                                sizeof(msg)),
+                    -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "class com.example.Nearest cannot be found"));
+    CU_ASSERT_EQUAL(cfg_broker_selector(" " CFG_RACK_AWARE_SELECTOR), 1);
+    CU_ASSERT_EQUAL(cfg_broker_selector(NULL), 0);
+    CU_ASSERT_EQUAL(cfg_broker_selector("  "), 0);
+    CU_ASSERT_EQUAL(cfg_broker_selector("x"), -1);
+}
+
 /* The controller listener maps to PLAINTEXT when the map is not set, and
  * names are compared in any case. */
 static void test_parser_listeners(void)
@@ -474,6 +495,7 @@ int main(void)
     CU_add_test(s, "parser: refused values", test_parser_refuses);
     CU_add_test(s, "parser: listeners", test_parser_listeners);
     CU_add_test(s, "parser: security keys", test_security_keys);
+    CU_add_test(s, "parser: replica.selector.class", test_selector);
     CU_add_test(s, "parser: the quorum keys", test_parser_quorum);
     CU_add_test(s, "parser: shapes of a dynamic quorum's nodes", test_parser_dynamic_shapes);
     int rc = unit_run();
