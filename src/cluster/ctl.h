@@ -122,6 +122,8 @@ enum ctl_kind {
     CTL_UNREGISTER_BROKER, /* UnregisterBroker of broker nparts (its id) */
     CTL_ELECT_LEADERS,    /* ElectLeaders (elect: a bkr_elect_req_t,
                              whose answers are filled in) */
+    CTL_REBALANCE,        /* the controller's own: a round of preferred
+                             elections (auto.leader.rebalance.enable) */
     CTL_CONTROLLER_REGISTER, /* a controller's ControllerRegistration
                                 (broker_req: the
                                 proto_rec_register_controller_record_t to

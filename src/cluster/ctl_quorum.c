@@ -73,6 +73,7 @@ static void ctl_fence_tick(net_loop_t *loop, void *arg)
     if (!meta_log_active(ctl->meta))
         return;
     ctl_noop_check(ctl, now);
+    ctl_elect_tick(ctl, now);
     if (ctl->fence_busy || now < bkr_next_deadline(&ctl->bkr, &ctl->meta->img))
         return;
     ctl->fence_busy = 1;
@@ -134,6 +135,7 @@ static void ctl_on_active(void *arg)
     ctl_pid_load(ctl);
     ctl_defaults_refresh(ctl);
     bkr_ctl_activate(&ctl->bkr, &ctl->meta->img, net_now_wall_ms());
+    ctl_elect_activate(ctl, net_now_wall_ms());
     if (!ctl->fence_timer && ctl->meta->loop)
         ctl->fence_timer = net_timer_add(ctl->meta->loop, 250, ctl_fence_tick, ctl);
     if (meta_image_feature(&ctl->meta->img, "metadata.version") > 0)

@@ -18,7 +18,11 @@
  *     alone; a consumer reads A only (B was only on 4); C goes to offset
  *     1; 4 started again truncates B away, follows 5 and joins the ISR
  *     (the leader's AlterPartition ends the recovery); a consumer reads
- *     A, C.
+ *     A, C;
+ *   - rebalance: the cluster restarted with auto.leader.rebalance.enable
+ *     and leader.imbalance.check.interval.seconds=2: every partition of
+ *     the first topic led by its first replica again; node 3 stopped (its
+ *     partition to 1) and started again leads it again within the check.
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes, formatted
  * at 4.0-IV3 (eligible leader replicas off, as Strand's features). */
 #include <stdio.h>
@@ -336,6 +340,29 @@ static void unclean(tl_cluster *c, int quorum)
     tl_log("a consumer reads A, C; unclean again: ELECTION_NOT_NEEDED");
 }
 
+/* auto.leader.rebalance.enable with a check every 2 s: node 3 stopped
+ * and started again gets its partition back from the controller alone. */
+static void rebalance(tl_cluster *c)
+{
+    tl_node *n1 = tl_cluster_node(c, 1), *n3 = tl_cluster_node(c, 3);
+    tl_cluster_stop(c);
+    tl_cluster_set(c, "auto.leader.rebalance.enable=true");
+    tl_cluster_set(c, "leader.imbalance.check.interval.seconds=2");
+    tl_kraft_view v;
+    int quorum = tl_kraft_start(c, &v);
+    for (int id = 1; id <= 5; id++)
+        tl_kraft_wait_fenced(tl_cluster_node(c, quorum), id, 0, 60);
+    for (int p = 0; p < 3; p++)
+        wait_part(n1, PT, p, p + 1, 3, 30);
+    TL_ASSERT_EQ(tl_node_stop(n3), 0);
+    wait_part(n1, PT, 2, 1, 2, 30);
+    tl_node_start(n3);
+    double took = wait_part(n1, PT, 2, 3, 3, 30);
+    tl_log("rebalance on (every 2 s): node 3 stopped and started, leads %s-2 again %.1f s after "
+           "its start, with no ElectLeaders",
+           PT, took);
+}
+
 int main(void)
 {
     tl_kraft_view v;
@@ -354,6 +381,7 @@ int main(void)
     preferred(c, quorum);
     quorum = tl_kraft_active_controller(c);
     unclean(c, quorum);
+    rebalance(c);
     tl_cluster_stop(c);
     tl_cluster_free(c);
     return tl_done();
