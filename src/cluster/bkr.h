@@ -57,6 +57,9 @@ typedef struct bkr_ctl_s {
     int64_t session_timeout_ms; /* broker.session.timeout.ms */
     bkr_session_t *sessions;    /* owned, sorted by id */
     int nsessions;
+    bool unclean_default;       /* unclean.leader.election.enable of this
+                                   controller's broker config (dynamic or
+                                   static), for topics without their own */
 } bkr_ctl_t;
 
 /* cluster_id is copied (NUL-terminated, at most 63 bytes). */
@@ -200,12 +203,15 @@ void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_
  * of every partition whose ISR holds it; a partition whose ISR would be
  * empty keeps it in the ISR and gets leader -1 (no eligible leader
  * replicas). A new leader is the first replica, in replica order, that
- * is in the new ISR and active. */
-void bkr_isr_remove(const meta_image_t *img, int32_t id, bkr_out_t *out);
+ * is in the new ISR and active; with none, a topic of
+ * unclean.leader.election.enable takes the first other active replica
+ * uncleanly (bkr_unclean_enabled). */
+void bkr_isr_remove(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id, bkr_out_t *out);
 /* PartitionChangeRecords electing a leader for each partition without
  * one whose ISR holds broker id (being unfenced) or another active
- * broker. */
-void bkr_isr_elect_with(const meta_image_t *img, int32_t id, bkr_out_t *out);
+ * broker; with none, uncleanly as bkr_isr_remove. */
+void bkr_isr_elect_with(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
+                        bkr_out_t *out);
 /* True when broker id leads a partition. */
 bool bkr_isr_leads_any(const meta_image_t *img, int32_t id);
 
@@ -261,6 +267,22 @@ int bkr_elect_rebalance(const meta_image_t *img, int max, bkr_out_t *out);
 /* True while some partition is not led by its first replica (Kafka's
  * arePartitionLeadersImbalanced). */
 bool bkr_elect_imbalanced(const meta_image_t *img);
+/* Whether topic t may get an unclean leader: its own
+ * unclean.leader.election.enable, else bc->unclean_default (Kafka's
+ * uncleanLeaderElectionEnabledForTopic). */
+bool bkr_unclean_enabled(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t);
+/* The periodic unclean elections (Kafka's maybeElectUncleanLeaders):
+ * every partition without a leader whose topic allows it gets an unclean
+ * election, at most max records. Returns 1 when it stopped at max. */
+int bkr_elect_unclean_all(const bkr_ctl_t *bc, const meta_image_t *img, int max, bkr_out_t *out);
+/* The leader an unclean election takes for p: the first replica that is
+ * not leaving (-1: none) and is joining or active; -1 when none is. */
+int32_t bkr_elect_unclean_pick(const meta_image_t *img, const mi_part_t *p, int32_t leaving,
+                               int32_t joining);
+/* The record of an unclean election of partition part of t to leader:
+ * the ISR that leader alone, RECOVERING. */
+meta_rec_t *bkr_elect_unclean_rec(const mi_topic_t *t, int32_t part, int32_t leader,
+                                  bkr_out_t *out);
 
 /* ---- replica placement (bkr_place.c) ---- */
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cluster/bkr_int.h"
+#include "cluster/cfg_val.h"
 #include "util/kerr.h"
 
 /* Kafka's default messages of the errors an election answers. */
@@ -61,12 +62,9 @@ static int32_t bkr_el_any(const meta_image_t *img, const mi_part_t *p, bool *unc
     for (int i = 0; i < p->nreplicas; i++)
         if (bkr_el_valid(img, p, p->replicas[i]))
             return p->replicas[i];
-    for (int i = 0; i < p->nreplicas; i++)
-        if (meta_image_broker_active(img, p->replicas[i])) {
-            *unclean = true;
-            return p->replicas[i];
-        }
-    return -1;
+    int32_t r = bkr_elect_unclean_pick(img, p, -1, -1);
+    *unclean = r >= 0;
+    return r;
 }
 
 static bool bkr_el_has_preferred(const mi_part_t *p)
@@ -84,19 +82,42 @@ static bool bkr_el_change(const meta_image_t *img, const mi_topic_t *t, int32_t 
                                                  : bkr_el_any(img, p, &unclean);
     if (leader == p->leader)
         return false;
+    if (unclean) {
+        bkr_elect_unclean_rec(t, part, leader, out);
+        return true;
+    }
     meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
     memcpy(r->u.change.topic_id.b, t->id, 16);
     r->u.change.partition_id = part;
     r->u.change.leader = leader;
-    if (unclean) {
-        int32_t *isr = arena_alloc(&out->arena, sizeof(int32_t));
-        *isr = leader;
-        r->u.change.isr.n = 1;
-        r->u.change.isr.v = isr;
-        if (p->recovery_state != 1)
-            r->u.change.leader_recovery_state = 1;
-    }
     return true;
+}
+
+meta_rec_t *bkr_elect_unclean_rec(const mi_topic_t *t, int32_t part, int32_t leader,
+                                  bkr_out_t *out)
+{
+    meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
+    int32_t *isr = arena_alloc(&out->arena, sizeof(int32_t));
+    memcpy(r->u.change.topic_id.b, t->id, 16);
+    r->u.change.partition_id = part;
+    r->u.change.leader = leader;
+    *isr = leader;
+    r->u.change.isr.n = 1;
+    r->u.change.isr.v = isr;
+    if (t->parts[part].recovery_state != 1)
+        r->u.change.leader_recovery_state = 1;
+    return r;
+}
+
+int32_t bkr_elect_unclean_pick(const meta_image_t *img, const mi_part_t *p, int32_t leaving,
+                               int32_t joining)
+{
+    for (int i = 0; i < p->nreplicas; i++) {
+        int32_t r = p->replicas[i];
+        if (r != leaving && (r == joining || meta_image_broker_active(img, r)))
+            return r;
+    }
+    return -1;
 }
 
 /* Kafka's electLeader: one partition named by topic name and id. */
@@ -208,4 +229,31 @@ bool bkr_elect_imbalanced(const meta_image_t *img)
             if (t->parts[i].present && !bkr_el_has_preferred(&t->parts[i]))
                 return true;
     return false;
+}
+
+bool bkr_unclean_enabled(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t)
+{
+    char buf[16];
+    bool on;
+    const char *v = meta_image_config_get(img, META_RES_TOPIC, t->name, t->name_len,
+                                          "unclean.leader.election.enable");
+    if (!v || cfg_val_bool(cfg_val_trim(v, buf, sizeof(buf)), &on) < 0)
+        return bc->unclean_default;
+    return on;
+}
+
+int bkr_elect_unclean_all(const bkr_ctl_t *bc, const meta_image_t *img, int max, bkr_out_t *out)
+{
+    size_t pos = 0;
+    const mi_topic_t *t;
+    while ((t = meta_image_topic_next(img, &pos)))
+        for (int32_t i = 0; i < t->nparts; i++) {
+            if (!t->parts[i].present || t->parts[i].leader != -1 ||
+                !bkr_unclean_enabled(bc, img, t))
+                continue;
+            if (out->n >= max)
+                return 1;
+            bkr_el_change(img, t, i, BKR_ELECT_UNCLEAN, out);
+        }
+    return 0;
 }

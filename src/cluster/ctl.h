@@ -124,6 +124,8 @@ enum ctl_kind {
                              whose answers are filled in) */
     CTL_REBALANCE,        /* the controller's own: a round of preferred
                              elections (auto.leader.rebalance.enable) */
+    CTL_UNCLEAN_ELECT,    /* the controller's own: a round of unclean
+                             elections (unclean.leader.election.enable) */
     CTL_CONTROLLER_REGISTER, /* a controller's ControllerRegistration
                                 (broker_req: the
                                 proto_rec_register_controller_record_t to

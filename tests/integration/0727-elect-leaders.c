@@ -13,7 +13,9 @@
  *   - unclean: a topic of one partition on brokers 4,5; A acknowledged by
  *     both; 5 killed (ISR 4), B acknowledged by 4 alone; 4 killed: no
  *     leader, the ISR kept at 4; 5 started again: still no leader
- *     (unclean.leader.election.enable false); preferred:
+ *     (unclean.leader.election.enable false), while a second topic on 4,5
+ *     with the key on, through the same kills, is led by 5 alone as soon
+ *     as 5 is unfenced, a consumer reading A only there; preferred:
  *     PREFERRED_LEADER_NOT_AVAILABLE; unclean: 5 leads with the ISR 5
  *     alone; a consumer reads A only (B was only on 4); C goes to offset
  *     1; 4 started again truncates B away, follows 5 and joins the ISR
@@ -38,16 +40,18 @@
 
 #define PT "e0727p"
 #define UT "e0727u"
+#define VT "e0727v"
 
 /* ---- requests with the generated codecs ---- */
 
 /* CreateTopics v7 of name with explicit assignments (nparts lists of rf
- * replicas) at addr: the topic's error. */
-static int16_t create_assigned(const char *addr, const char *name, int nparts, int rf,
-                               const int32_t *assign)
+ * replicas) and one config (key NULL: none) at addr: the topic's error. */
+static int16_t create_assigned_cfg(const char *addr, const char *name, int nparts, int rf,
+                                   const int32_t *assign, const char *key, const char *value)
 {
     proto_create_topics_req_t req;
     proto_create_topics_req_creatable_topic_t t;
+    proto_create_topics_req_creatable_topic_config_t cfg;
     proto_create_topics_req_creatable_replica_assignment_t a[8];
     proto_create_topics_resp_t resp;
     arena_t arena;
@@ -67,6 +71,13 @@ static int16_t create_assigned(const char *addr, const char *name, int nparts, i
     }
     t.assignments.n = nparts;
     t.assignments.v = a;
+    if (key) {
+        proto_create_topics_req_creatable_topic_config_init(&cfg);
+        cfg.name = tl_wire_str(key);
+        cfg.value = tl_wire_str(value);
+        t.configs.n = 1;
+        t.configs.v = &cfg;
+    }
     req.topics.n = 1;
     req.topics.v = &t;
     req.timeout_ms = 10000;
@@ -76,6 +87,12 @@ static int16_t create_assigned(const char *addr, const char *name, int nparts, i
     int16_t err = resp.topics.v[0].error_code;
     arena_destroy(&arena);
     return err;
+}
+
+static int16_t create_assigned(const char *addr, const char *name, int nparts, int rf,
+                               const int32_t *assign)
+{
+    return create_assigned_cfg(addr, name, nparts, rf, assign, NULL, NULL);
 }
 
 /* One answer of ElectLeaders, flattened. */
@@ -229,12 +246,11 @@ static void check_msg(const rd_kafka_message_t *m, void *arg)
 
 /* A consumer from the start of topic-0 at addr reads want[0..n), and
  * nothing after them within a second. */
-static void consume(const char *addr, const char *const *want, int n)
+static void consume(const char *addr, const char *topic, const char *const *want, int n)
 {
     int got_n = 0;
     want_msgs = want;
-    rd_kafka_t *rk =
-        tl_consume_from_start(tl_conf(addr), UT, 1, n, 60, check_msg, &got_n);
+    rd_kafka_t *rk = tl_consume_from_start(tl_conf(addr), topic, 1, n, 60, check_msg, &got_n);
     rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 1000);
     TL_ASSERT(!m || m->err, "a message after the %d expected (offset %lld)", n,
               m ? (long long)m->offset : -1LL);
@@ -304,20 +320,36 @@ static void unclean(tl_cluster *c, int quorum)
     tl_node *q = tl_cluster_node(c, quorum);
     elect_res r;
     TL_ASSERT_EQ(create_assigned(n1->bootstrap, UT, 1, 2, assign), 0);
+    TL_ASSERT_EQ(create_assigned_cfg(n1->bootstrap, VT, 1, 2, assign,
+                                     "unclean.leader.election.enable", "true"),
+                 0);
     wait_part(n1, UT, 0, 4, 2, 30);
+    wait_part(n1, VT, 0, 4, 2, 30);
     TL_ASSERT_EQ(send_one(n1->bootstrap, UT, "A"), 0);
+    TL_ASSERT_EQ(send_one(n1->bootstrap, VT, "A"), 0);
 
     tl_node_kill9(n5);
     tl_kraft_wait_fenced(q, 5, 1, 60);
     wait_part(n1, UT, 0, 4, 1, 30);
+    wait_part(n1, VT, 0, 4, 1, 30);
     TL_ASSERT_EQ(send_one(n1->bootstrap, UT, "B"), 1);
+    TL_ASSERT_EQ(send_one(n1->bootstrap, VT, "B"), 1);
     tl_node_kill9(n4);
     tl_kraft_wait_fenced(q, 4, 1, 60);
     wait_part(n1, UT, 0, -1, 1, 30);
-    tl_log("5 killed, B acknowledged by 4 alone; 4 killed: %s-0 has no leader", UT);
+    wait_part(n1, VT, 0, -1, 1, 30);
+    tl_log("5 killed, B acknowledged by 4 alone; 4 killed: %s-0 and %s-0 have no leader "
+           "(nobody else to take %s-0 either)",
+           UT, VT, VT);
 
     tl_node_start(n5);
     tl_kraft_wait_fenced(q, 5, 0, 60);
+    /* unclean.leader.election.enable: the unfencing elects 5 at once. */
+    double took = wait_part(n1, VT, 0, 5, 1, 10);
+    consume(n1->bootstrap, VT, a_only, 1);
+    tl_log("5 back: %s-0 (unclean.leader.election.enable) led by 5 alone %.1f s after its "
+           "unfencing; a consumer reads A only",
+           VT, took);
     sleep(1);
     wait_part(n1, UT, 0, -1, 1, 1);
     elect(n1->bootstrap, 2, 0, UT, part0, 1, &r);
@@ -327,14 +359,14 @@ static void unclean(tl_cluster *c, int quorum)
     expect(&r, UT, 0, 0, "(null)");
     wait_part(n1, UT, 0, 5, 1, 10);
     tl_log("5 back: preferred not available; unclean: 5 leads, the ISR 5 alone");
-    consume(n1->bootstrap, a_only, 1);
+    consume(n1->bootstrap, UT, a_only, 1);
     TL_ASSERT_EQ(send_one(n1->bootstrap, UT, "C"), 1);
     tl_log("a consumer reads A only (B is lost); C at offset 1");
 
     tl_node_start(n4);
-    double took = wait_part(n1, UT, 0, 5, 2, 60);
+    took = wait_part(n1, UT, 0, 5, 2, 60);
     tl_log("4 started again: in the ISR after %.1f s", took);
-    consume(n1->bootstrap, a_c, 2);
+    consume(n1->bootstrap, UT, a_c, 2);
     elect(n1->bootstrap, 2, 1, UT, part0, 1, &r);
     expect(&r, UT, 0, KERR_ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.");
     tl_log("a consumer reads A, C; unclean again: ELECTION_NOT_NEEDED");

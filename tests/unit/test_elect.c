@@ -432,6 +432,87 @@ static void test_rebalance(void)
     CU_ASSERT_FALSE(bkr_elect_imbalanced(&img));
 }
 
+/* A topic config of the image (a ConfigRecord). */
+static void topic_config(const char *name, const char *key, const char *value)
+{
+    meta_rec_t r;
+    char err[128];
+    meta_rec_init(&r, META_REC_CONFIG);
+    r.u.config.resource_type = META_RES_TOPIC;
+    r.u.config.resource_name = S(name);
+    r.u.config.name = S(key);
+    r.u.config.value = S(value);
+    CU_ASSERT_EQUAL(meta_image_apply(&img, &r, err, sizeof(err)), 0);
+}
+
+/* unclean.leader.election.enable: a fencing that leaves no ISR member
+ * able to lead takes another replica at once; an unfencing too; the
+ * topic's own key over the broker default. */
+static void test_unclean_policy(void)
+{
+    int32_t reps[] = {1, 2, 3}, two[] = {1, 2};
+    join(1);
+    join(2);
+    join(3);
+    topic("t", 't', 1, reps, 3);
+    topic("u", 'u', 1, two, 2);
+    topic_config("t", "unclean.leader.election.enable", "true");
+    CU_ASSERT(bkr_unclean_enabled(&bc, &img, meta_image_topic(&img, "t", 1)));
+    CU_ASSERT_FALSE(bkr_unclean_enabled(&bc, &img, meta_image_topic(&img, "u", 1)));
+
+    /* t: 2 and 3 fenced, then 1: nobody to take it yet. */
+    hb(2, true);
+    hb(3, true);
+    hb(1, true);
+    CU_ASSERT(part("t", 0)->leader == -1 && part("t", 0)->isr[0] == 1);
+    /* 3 unfenced: not in the ISR, yet it leads, alone, RECOVERING. */
+    hb(3, false);
+    const mi_part_t *p = part("t", 0);
+    CU_ASSERT(p->leader == 3 && p->nisr == 1 && p->isr[0] == 3 && p->recovery_state == 1);
+
+    /* u (unclean off): 1 unfenced leads it again alone (2 was fenced
+     * before it); nothing for the periodic round. */
+    hb(1, false);
+    hb(2, false);
+    CU_ASSERT(part("u", 0)->leader == 1 && part("u", 0)->nisr == 1);
+    CU_ASSERT_EQUAL(bkr_elect_unclean_all(&bc, &img, 1000, &out), 0);
+    CU_ASSERT_EQUAL(out.n, 0);
+
+    /* The broker default on, the topic's own key off: off. */
+    bc.unclean_default = true;
+    CU_ASSERT(bkr_unclean_enabled(&bc, &img, meta_image_topic(&img, "u", 1)));
+    topic_config("u", "unclean.leader.election.enable", "false");
+    CU_ASSERT_FALSE(bkr_unclean_enabled(&bc, &img, meta_image_topic(&img, "u", 1)));
+    topic_config("u", "unclean.leader.election.enable", "true");
+
+    /* u's ISR [1], 2 active outside it: 1 fenced, 2 takes it at once. */
+    hb(1, true);
+    const mi_part_t *q = part("u", 0);
+    CU_ASSERT(q->leader == 2 && q->nisr == 1 && q->isr[0] == 2 && q->recovery_state == 1);
+}
+
+/* The periodic round: a leaderless partition whose topic allows it once
+ * its key is turned on. */
+static void test_unclean_round(void)
+{
+    int32_t two[] = {1, 2};
+    join(1);
+    join(2);
+    topic("u", 'u', 1, two, 2);
+    hb(2, true);
+    hb(1, true);
+    hb(2, false);
+    CU_ASSERT_EQUAL(part("u", 0)->leader, -1);
+    CU_ASSERT_EQUAL(bkr_elect_unclean_all(&bc, &img, 1000, &out), 0);
+    CU_ASSERT_EQUAL(out.n, 0);
+    topic_config("u", "unclean.leader.election.enable", "true");
+    CU_ASSERT_EQUAL(bkr_elect_unclean_all(&bc, &img, 0, &out), 1);
+    CU_ASSERT_EQUAL(bkr_elect_unclean_all(&bc, &img, 1000, &out), 0);
+    CU_ASSERT_EQUAL(out.n, 1);
+    commit();
+    CU_ASSERT(part("u", 0)->leader == 2 && part("u", 0)->recovery_state == 1);
+}
+
 int main(void)
 {
     lg_set_level(LG_WARN);
@@ -447,6 +528,10 @@ int main(void)
     CU_add_test(u2, "recovering", test_recovery_in_snapshot);
     CU_pSuite a = CU_add_suite("all partitions", setup, teardown);
     CU_add_test(a, "null topic list", test_all);
+    CU_pSuite up = CU_add_suite("unclean policy", setup, teardown);
+    CU_add_test(up, "on fencing and unfencing", test_unclean_policy);
+    CU_pSuite ur = CU_add_suite("unclean round", setup, teardown);
+    CU_add_test(ur, "periodic", test_unclean_round);
     CU_pSuite r = CU_add_suite("rebalance", setup, teardown);
     CU_add_test(r, "periodic preferred", test_rebalance);
     return unit_run();
