@@ -15,7 +15,9 @@
  *     leader, the ISR kept at 4; 5 started again: still no leader
  *     (unclean.leader.election.enable false), while a second topic on 4,5
  *     with the key on, through the same kills, is led by 5 alone as soon
- *     as 5 is unfenced, a consumer reading A only there; preferred:
+ *     as 5 is unfenced, a consumer reading A only there, and a third one,
+ *     without the key, gets 5 as leader once the key is set on it (the
+ *     periodic round, unclean.leader.election.interval.ms=1000); preferred:
  *     PREFERRED_LEADER_NOT_AVAILABLE; unclean: 5 leads with the ISR 5
  *     alone; a consumer reads A only (B was only on 4); C goes to offset
  *     1; 4 started again truncates B away, follows 5 and joins the ISR
@@ -41,6 +43,7 @@
 #define PT "e0727p"
 #define UT "e0727u"
 #define VT "e0727v"
+#define WT "e0727w"
 
 /* ---- requests with the generated codecs ---- */
 
@@ -93,6 +96,38 @@ static int16_t create_assigned(const char *addr, const char *name, int nparts, i
                                const int32_t *assign)
 {
     return create_assigned_cfg(addr, name, nparts, rf, assign, NULL, NULL);
+}
+
+/* IncrementalAlterConfigs v1 at addr: SET of one topic config. */
+static int16_t set_topic_config(const char *addr, const char *topic, const char *key,
+                                const char *value)
+{
+    proto_incremental_alter_configs_req_t req;
+    proto_incremental_alter_configs_req_alter_configs_resource_t res;
+    proto_incremental_alter_configs_req_alterable_config_t kv;
+    proto_incremental_alter_configs_resp_t resp;
+    arena_t arena;
+    int fd = tl_connect(addr, 2000);
+    TL_ASSERT(fd >= 0, "connect to %s", addr);
+    arena_init(&arena, 1 << 12);
+    proto_incremental_alter_configs_req_init(&req);
+    proto_incremental_alter_configs_req_alter_configs_resource_init(&res);
+    proto_incremental_alter_configs_req_alterable_config_init(&kv);
+    kv.name = tl_wire_str(key);
+    kv.config_operation = 0;
+    kv.value = tl_wire_str(value);
+    res.resource_type = 2;
+    res.resource_name = tl_wire_str(topic);
+    res.configs.n = 1;
+    res.configs.v = &kv;
+    req.resources.n = 1;
+    req.resources.v = &res;
+    TL_WIRE_CALL(fd, &arena, incremental_alter_configs, 44, 1, &req, &resp);
+    close(fd);
+    TL_ASSERT_EQ(resp.responses.n, 1);
+    int16_t err = resp.responses.v[0].error_code;
+    arena_destroy(&arena);
+    return err;
 }
 
 /* One answer of ElectLeaders, flattened. */
@@ -323,8 +358,10 @@ static void unclean(tl_cluster *c, int quorum)
     TL_ASSERT_EQ(create_assigned_cfg(n1->bootstrap, VT, 1, 2, assign,
                                      "unclean.leader.election.enable", "true"),
                  0);
+    TL_ASSERT_EQ(create_assigned(n1->bootstrap, WT, 1, 2, assign), 0);
     wait_part(n1, UT, 0, 4, 2, 30);
     wait_part(n1, VT, 0, 4, 2, 30);
+    wait_part(n1, WT, 0, 4, 2, 30);
     TL_ASSERT_EQ(send_one(n1->bootstrap, UT, "A"), 0);
     TL_ASSERT_EQ(send_one(n1->bootstrap, VT, "A"), 0);
 
@@ -350,7 +387,13 @@ static void unclean(tl_cluster *c, int quorum)
     tl_log("5 back: %s-0 (unclean.leader.election.enable) led by 5 alone %.1f s after its "
            "unfencing; a consumer reads A only",
            VT, took);
-    sleep(1);
+    /* The key turned on later: the periodic round takes it up. */
+    wait_part(n1, WT, 0, -1, 1, 1);
+    TL_ASSERT_EQ(set_topic_config(n1->bootstrap, WT, "unclean.leader.election.enable", "true"), 0);
+    took = wait_part(n1, WT, 0, 5, 1, 10);
+    tl_log("%s-0: unclean.leader.election.enable set after: led by 5 %.1f s later "
+           "(unclean.leader.election.interval.ms=1000)",
+           WT, took);
     wait_part(n1, UT, 0, -1, 1, 1);
     elect(n1->bootstrap, 2, 0, UT, part0, 1, &r);
     expect(&r, UT, 0, KERR_PREFERRED_LEADER_NOT_AVAILABLE,
@@ -405,6 +448,7 @@ int main(void)
     tl_cluster *c = tl_cluster_new("0727-elect-leaders", TL_QUORUM_SHARED);
     tl_cluster_set(c, "broker.session.timeout.ms=6000");
     tl_cluster_set(c, "auto.leader.rebalance.enable=false");
+    tl_cluster_set(c, "unclean.leader.election.interval.ms=1000");
     tl_cluster_add_n(c, 3, TL_ROLE_COMBINED, NULL);
     tl_cluster_add_n(c, 2, TL_ROLE_BROKER, NULL);
     int quorum = tl_kraft_start(c, &v);
