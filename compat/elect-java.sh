@@ -8,8 +8,9 @@
 #   --all-topic-partitions elects 2 again ("Successfully completed leader
 #   election (PREFERRED) for partitions ...-1"), --topic/--partition of
 #   partition 0 finds nothing to do ("Valid replica already elected"),
-#   --all-topic-partitions again prints no partition; an unknown topic
-#   fails with Kafka's message;
+#   --all-topic-partitions again prints no partition, --path-to-json-file
+#   of two partitions finds nothing to do either; an unknown topic fails
+#   with Kafka's message;
 #   unclean: a topic on brokers 4,5; A produced; 5 killed, B produced to 4
 #   alone; 4 killed (no leader), 5 started again; --election-type unclean
 #   --topic/--partition elects 5 ("Successfully completed leader election
@@ -137,7 +138,10 @@ expect pref-all2 0
 absent pref-all2 "Successfully|Error"
 elect pref-none --election-type preferred --topic nope --partition 0
 expect pref-none 1 "^Error completing leader election \(PREFERRED\) for partition: nope-0: org\.apache\.kafka\.common\.errors\.UnknownTopicOrPartitionException: No such topic as nope$"
-echo "kafka-leader-election preferred: ep-1 to 2 again; nothing to do after; an unknown topic: ok"
+printf '{"partitions": [{"topic": "ep", "partition": 2}, {"topic": "ep", "partition": 0}]}\n' > "$WORK/ep.json"
+elect pref-json --election-type preferred --path-to-json-file "$WORK/ep.json"
+expect pref-json 0 "^Valid replica already elected for partitions ep-[02], ep-[02]$"
+echo "kafka-leader-election preferred: ep-1 to 2 again; nothing to do after (also from a JSON file); an unknown topic: ok"
 
 # ---- unclean ----
 topics create-u --create --topic eu --replica-assignment 4:5
