@@ -42,6 +42,7 @@ static const api_entry_t api_core_entries[] = {
     {67, 0, 0, 0, api_allocate_producer_ids, API_L_QUORUM},
     {56, 2, 3, 2, api_alter_partition, API_L_QUORUM},
     {64, 0, 0, 0, api_unregister_broker, API_L_BOTH},
+    {43, 0, 2, 0, api_elect_leaders, API_L_BOTH},
     {70, 0, 0, 0, api_controller_registration, API_L_QUORUM},
     {60, 0, 2, 0, api_describe_cluster, API_L_BOTH},
 };

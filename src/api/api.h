@@ -190,6 +190,8 @@ void api_broker_heartbeat(api_req_t *req);
 void api_allocate_producer_ids(api_req_t *req);
 void api_alter_partition(api_req_t *req);
 void api_unregister_broker(api_req_t *req);
+/* api_elect.c: ElectLeaders, on both kinds of listener. */
+void api_elect_leaders(api_req_t *req);
 void api_controller_registration(api_req_t *req);
 
 #endif

@@ -36,6 +36,7 @@ static void api_alter_part_answer(const bkr_alter_part_t *a, int16_t err,
     pd->isr.n = a->nnew;
     pd->isr.v = (int32_t *)a->new_isr;
     pd->partition_epoch = a->new_partition_epoch;
+    pd->leader_recovery_state = a->new_recovery_state;
 }
 
 /* A commit that failed fails every partition it would have changed;

@@ -1,7 +1,7 @@
 /* Forwarding, as Kafka 4.4's brokers and controllers do it. On a broker
  * of a quorum, the requests that change the cluster's metadata
  * (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
- * IncrementalAlterConfigs, UpdateFeatures, UnregisterBroker) and
+ * IncrementalAlterConfigs, ElectLeaders, UpdateFeatures, UnregisterBroker) and
  * DescribeQuorum go to the
  * active controller whole, in an Envelope (the client's request bytes,
  * its principal, its address); the controller runs the request as if it
@@ -48,6 +48,7 @@ int api_forwarded(const api_req_t *req)
     case 20: /* DeleteTopics */
     case 33: /* AlterConfigs */
     case 37: /* CreatePartitions */
+    case 43: /* ElectLeaders */
     case 44: /* IncrementalAlterConfigs */
     case 55: /* DescribeQuorum */
     case 57: /* UpdateFeatures */

@@ -60,6 +60,9 @@ typedef struct bkr_ctl_s {
     int64_t link_grace_ms;      /* after a closed link (bkr_link_lost) */
     bkr_session_t *sessions;    /* owned, sorted by id */
     int nsessions;
+    bool unclean_default;       /* unclean.leader.election.enable of this
+                                   controller's broker config (dynamic or
+                                   static), for topics without their own */
 } bkr_ctl_t;
 
 /* cluster_id is copied (NUL-terminated, at most 63 bytes). A session
@@ -182,6 +185,7 @@ typedef struct bkr_alter_part_s {
     int32_t leader, new_leader_epoch, new_partition_epoch;
     int32_t nnew;
     const int32_t *new_isr;  /* the request's or the image's */
+    int8_t new_recovery_state;
 } bkr_alter_part_t;
 
 typedef struct bkr_alter_topic_s {
@@ -203,8 +207,8 @@ typedef struct bkr_alter_req_s {
  * Kafka's order, UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION,
  * NOT_CONTROLLER (the leader knows newer epochs than this image),
  * FENCED_LEADER_EPOCH, INVALID_REQUEST (not the leader; an ISR that is
- * not a set of replicas or lacks the leader; a recovery state it may not
- * take), INVALID_UPDATE_VERSION (an older partition epoch),
+ * not a set of replicas or lacks the leader; RECOVERING with more than
+ * the leader, or on a recovered partition), INVALID_UPDATE_VERSION (an older partition epoch),
  * INELIGIBLE_REPLICA (a member not registered, shutting down, fenced or
  * at another broker epoch); a new ISR becomes a PartitionChangeRecord. */
 void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_t *out,
@@ -216,14 +220,86 @@ void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_
  * of every partition whose ISR holds it; a partition whose ISR would be
  * empty keeps it in the ISR and gets leader -1 (no eligible leader
  * replicas). A new leader is the first replica, in replica order, that
- * is in the new ISR and active. */
-void bkr_isr_remove(const meta_image_t *img, int32_t id, bkr_out_t *out);
+ * is in the new ISR and active; with none, a topic of
+ * unclean.leader.election.enable takes the first other active replica
+ * uncleanly (bkr_unclean_enabled). */
+void bkr_isr_remove(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id, bkr_out_t *out);
 /* PartitionChangeRecords electing a leader for each partition without
  * one whose ISR holds broker id (being unfenced) or another active
- * broker. */
-void bkr_isr_elect_with(const meta_image_t *img, int32_t id, bkr_out_t *out);
+ * broker; with none, uncleanly as bkr_isr_remove. */
+void bkr_isr_elect_with(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
+                        bkr_out_t *out);
 /* True when broker id leads a partition. */
 bool bkr_isr_leads_any(const meta_image_t *img, int32_t id);
+
+/* ---- leader elections (bkr_elect.c) ---- */
+
+/* ElectLeaders' election types, numbered as on the wire. */
+enum bkr_election {
+    BKR_ELECT_PREFERRED = 0,
+    BKR_ELECT_UNCLEAN = 1,
+};
+
+/* One partition of an ElectLeaders request: in, its id; out, its
+ * answer (msg NULL: null on the wire). */
+typedef struct bkr_elect_part_s {
+    int32_t partition;
+    int16_t err;
+    const char *msg;         /* static or in the request's arena */
+} bkr_elect_part_t;
+
+typedef struct bkr_elect_topic_s {
+    meta_str_t name;
+    bkr_elect_part_t *parts;
+    int nparts;
+} bkr_elect_topic_t;
+
+typedef struct bkr_elect_req_s {
+    int8_t type;             /* enum bkr_election */
+    bool all;                /* a null topic list: every partition, and
+                                topics is filled in (out) */
+    bkr_elect_topic_t *topics;
+    int ntopics;
+    arena_t *arena;          /* the messages, and the topics of all (the
+                                caller's, alive until it has answered) */
+    int16_t err;             /* out: the request's own error */
+    char msg[128];
+} bkr_elect_req_t;
+
+/* ElectLeaders as Kafka 4.4's ReplicationControlManager.electLeaders
+ * decides it without eligible leader replicas: an unknown type is the
+ * request's INVALID_REQUEST; per partition UNKNOWN_TOPIC_OR_PARTITION,
+ * ELECTION_NOT_NEEDED (preferred: the first replica leads; unclean: a
+ * leader exists), else a PartitionChangeRecord of the new leader, or
+ * PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE when
+ * none is found. With all, every topic is listed, with the partitions
+ * an election was made or failed for. */
+void bkr_elect_leaders(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t *out);
+
+/* The periodic preferred elections of auto.leader.rebalance.enable
+ * (Kafka's maybeBalancePartitionLeaders): every partition whose first
+ * replica does not lead gets a preferred election, at most max records.
+ * Returns 1 when it stopped at max (more to do at once), else 0. */
+int bkr_elect_rebalance(const meta_image_t *img, int max, bkr_out_t *out);
+/* True while some partition is not led by its first replica (Kafka's
+ * arePartitionLeadersImbalanced). */
+bool bkr_elect_imbalanced(const meta_image_t *img);
+/* Whether topic t may get an unclean leader: its own
+ * unclean.leader.election.enable, else bc->unclean_default (Kafka's
+ * uncleanLeaderElectionEnabledForTopic). */
+bool bkr_unclean_enabled(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t);
+/* The periodic unclean elections (Kafka's maybeElectUncleanLeaders):
+ * every partition without a leader whose topic allows it gets an unclean
+ * election, at most max records. Returns 1 when it stopped at max. */
+int bkr_elect_unclean_all(const bkr_ctl_t *bc, const meta_image_t *img, int max, bkr_out_t *out);
+/* The leader an unclean election takes for p: the first replica that is
+ * not leaving (-1: none) and is joining or active; -1 when none is. */
+int32_t bkr_elect_unclean_pick(const meta_image_t *img, const mi_part_t *p, int32_t leaving,
+                               int32_t joining);
+/* The record of an unclean election of partition part of t to leader:
+ * the ISR that leader alone, RECOVERING. */
+meta_rec_t *bkr_elect_unclean_rec(const mi_topic_t *t, int32_t part, int32_t leader,
+                                  bkr_out_t *out);
 
 /* ---- replica placement (bkr_place.c) ---- */
 

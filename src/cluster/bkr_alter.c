@@ -1,8 +1,10 @@
 /* AlterPartition (bkr.h): a partition leader's ISR change, checked
  * against the image and written as a PartitionChangeRecord. The leader
  * never changes here: the ISR must hold it, and Strand has no
- * reassignment yet whose completion could move it. Nothing of the
- * eligible leader replicas (the feature is at 0). */
+ * reassignment yet whose completion could move it. A leader elected
+ * uncleanly says here that it has recovered (Kafka's leader does it with
+ * its next ISR change). Nothing of the eligible leader replicas (the
+ * feature is at 0). */
 #include <stdio.h>
 #include <string.h>
 
@@ -56,9 +58,11 @@ static int16_t bkr_alter_check(const meta_image_t *img, const mi_part_t *p,
         return err;
     if (!bkr_alter_isr_valid(p, a) || !bkr_alter_has(a->isr, a->nisr, p->leader))
         return KERR_INVALID_REQUEST;
-    /* Strand elects no unclean leader: every partition is recovered, and
-     * may not go back to recovering. */
-    if (a->recovery_state != 0)
+    /* A leader elected uncleanly (bkr_elect.c) may stay recovering with
+     * itself alone in the ISR, or say it has recovered; a recovered
+     * partition never goes back. */
+    if (a->recovery_state < 0 || a->recovery_state > 1 ||
+        (a->recovery_state == 1 && (a->nisr > 1 || p->recovery_state == 0)))
         return KERR_INVALID_REQUEST;
     for (int32_t i = 0; i < a->nisr; i++)
         if (!bkr_alter_eligible(img, a->isr[i], a->isr_epochs ? a->isr_epochs[i] : -1))
@@ -66,14 +70,18 @@ static int16_t bkr_alter_check(const meta_image_t *img, const mi_part_t *p,
     return KERR_NONE;
 }
 
-static bool bkr_alter_same(const mi_part_t *p, const bkr_alter_part_t *a)
+static bool bkr_alter_same_members(const mi_part_t *p, const bkr_alter_part_t *a)
 {
-    if (p->nisr != a->nisr)
-        return false;
     for (int32_t i = 0; i < a->nisr; i++)
         if (!bkr_alter_has(p->isr, p->nisr, a->isr[i]))
             return false;
     return true;
+}
+
+static bool bkr_alter_same(const mi_part_t *p, const bkr_alter_part_t *a)
+{
+    return p->nisr == a->nisr && p->recovery_state == a->recovery_state &&
+           bkr_alter_same_members(p, a);
 }
 
 static void bkr_alter_one(const meta_image_t *img, const mi_topic_t *t, bkr_alter_part_t *a,
@@ -91,13 +99,19 @@ static void bkr_alter_one(const meta_image_t *img, const mi_topic_t *t, bkr_alte
     a->new_partition_epoch = p->partition_epoch;
     a->nnew = p->nisr;
     a->new_isr = p->isr;
+    a->new_recovery_state = p->recovery_state;
     if (bkr_alter_same(p, a))
         return; /* nothing to write: the answer is the partition as it is */
     meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
     memcpy(r->u.change.topic_id.b, t->id, 16);
     r->u.change.partition_id = a->partition;
-    r->u.change.isr.n = a->nisr;
-    r->u.change.isr.v = (int32_t *)a->isr;
+    if (p->nisr != a->nisr || !bkr_alter_same_members(p, a)) {
+        r->u.change.isr.n = a->nisr;
+        r->u.change.isr.v = (int32_t *)a->isr;
+    }
+    if (a->recovery_state != p->recovery_state)
+        r->u.change.leader_recovery_state = a->recovery_state;
+    a->new_recovery_state = a->recovery_state;
     a->new_partition_epoch++;
     a->nnew = a->nisr;
     a->new_isr = a->isr;

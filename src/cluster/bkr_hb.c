@@ -162,26 +162,29 @@ static meta_rec_t *bkr_change_rec(bkr_out_t *out, const mi_broker_t *b, int16_t 
     return r;
 }
 
-void bkr_fence_records(const meta_image_t *img, const mi_broker_t *b, bkr_out_t *out)
+void bkr_fence_records(const bkr_ctl_t *bc, const meta_image_t *img, const mi_broker_t *b,
+                       bkr_out_t *out)
 {
-    bkr_isr_remove(img, b->id, out);
+    bkr_isr_remove(bc, img, b->id, out);
     bkr_change_rec(out, b, BKR_CHANGE_REC_VERSION_FENCE)->u.broker_change.fenced =
         BKR_CHANGE_FENCE;
 }
 
-static void bkr_unfence_records(const meta_image_t *img, const mi_broker_t *b, bkr_out_t *out)
+static void bkr_unfence_records(const bkr_ctl_t *bc, const meta_image_t *img,
+                                const mi_broker_t *b, bkr_out_t *out)
 {
     bkr_change_rec(out, b, BKR_CHANGE_REC_VERSION_FENCE)->u.broker_change.fenced =
         BKR_CHANGE_UNFENCE;
-    bkr_isr_elect_with(img, b->id, out);
+    bkr_isr_elect_with(bc, img, b->id, out);
 }
 
-static void bkr_shutdown_records(const meta_image_t *img, const mi_broker_t *b, bkr_out_t *out)
+static void bkr_shutdown_records(const bkr_ctl_t *bc, const meta_image_t *img,
+                                 const mi_broker_t *b, bkr_out_t *out)
 {
     if (!b->in_controlled_shutdown)
         bkr_change_rec(out, b, BKR_CHANGE_REC_VERSION_SHUTDOWN)
             ->u.broker_change.in_controlled_shutdown = BKR_CHANGE_IN_SHUTDOWN;
-    bkr_isr_remove(img, b->id, out);
+    bkr_isr_remove(bc, img, b->id, out);
 }
 
 /* ---- heartbeats ---- */
@@ -217,14 +220,14 @@ static enum bkr_state bkr_next(const bkr_ctl_t *bc, const meta_image_t *img,
     }
 }
 
-static void bkr_transition(const meta_image_t *img, const mi_broker_t *b, enum bkr_state next,
-                           bkr_out_t *out)
+static void bkr_transition(const bkr_ctl_t *bc, const meta_image_t *img, const mi_broker_t *b,
+                           enum bkr_state next, bkr_out_t *out)
 {
     switch (next) {
     case BKR_FENCED:
-    case BKR_SHUTDOWN_NOW: bkr_fence_records(img, b, out); break;
-    case BKR_UNFENCED: bkr_unfence_records(img, b, out); break;
-    case BKR_CONTROLLED_SHUTDOWN: bkr_shutdown_records(img, b, out); break;
+    case BKR_SHUTDOWN_NOW: bkr_fence_records(bc, img, b, out); break;
+    case BKR_UNFENCED: bkr_unfence_records(bc, img, b, out); break;
+    case BKR_CONTROLLED_SHUTDOWN: bkr_shutdown_records(bc, img, b, out); break;
     }
 }
 
@@ -256,7 +259,7 @@ void bkr_heartbeat(bkr_ctl_t *bc, const meta_image_t *img, const bkr_heartbeat_r
     enum bkr_state cur = bkr_current(s, b), next = bkr_next(bc, img, s, b, req);
     int first = out->n;
     if (cur != next)
-        bkr_transition(img, b, next, out);
+        bkr_transition(bc, img, b, next, out);
     s->last_contact_ms = now_ms;
     s->lost_by_ms = INT64_MAX;
     s->metadata_offset = req->current_metadata_offset;
@@ -291,7 +294,7 @@ int32_t bkr_fence_stale(bkr_ctl_t *bc, const meta_image_t *img, int64_t now_ms,
     const bkr_session_t *s = bkr_stalest(bc, img, now_ms);
     if (!s)
         return -1;
-    bkr_fence_records(img, meta_image_broker(img, s->id), out);
+    bkr_fence_records(bc, img, meta_image_broker(img, s->id), out);
     bkr_session_get(bc, s->id)->shutdown_offset = -1;
     return s->id;
 }

@@ -26,7 +26,8 @@ void bkr_session_end(bkr_ctl_t *bc, int32_t id);
 
 /* Fencing broker id: out of every ISR and leadership, then a
  * BrokerRegistrationChangeRecord fencing its epoch. */
-void bkr_fence_records(const meta_image_t *img, const mi_broker_t *b, bkr_out_t *out);
+void bkr_fence_records(const bkr_ctl_t *bc, const meta_image_t *img, const mi_broker_t *b,
+                       bkr_out_t *out);
 
 /* Kafka's message in ans (printf format); returns err. */
 int16_t bkr_fail(bkr_answer_t *ans, int16_t err, const char *fmt, ...)

@@ -231,7 +231,7 @@ void bkr_unregister(bkr_ctl_t *bc, const meta_image_t *img, int32_t broker_id, b
                  (int)broker_id);
         return;
     }
-    bkr_isr_remove(img, broker_id, out);
+    bkr_isr_remove(bc, img, broker_id, out);
     meta_rec_t *r = bkr_out_add(out, META_REC_UNREGISTER_BROKER, 0);
     r->u.unregister_broker.broker_id = broker_id;
     r->u.unregister_broker.broker_epoch = b->epoch;

@@ -125,6 +125,7 @@ static void ctl_snap_policy(ctl_t *ctl, const props_t *props)
     pol.retention_ms = ctl_prop_long(props, "metadata.max.retention.ms");
     ctl->idle_ms = ctl_prop_long(props, "metadata.max.idle.interval.ms");
     meta_log_snap_policy(ctl->meta, &pol);
+    ctl_elect_init(ctl, props);
 }
 
 ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)

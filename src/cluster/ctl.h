@@ -121,6 +121,12 @@ enum ctl_kind {
                              (ctl_brokers.c) */
     CTL_ALTER_PARTITION,  /* a partition leader's AlterPartition (alter) */
     CTL_UNREGISTER_BROKER, /* UnregisterBroker of broker nparts (its id) */
+    CTL_ELECT_LEADERS,    /* ElectLeaders (elect: a bkr_elect_req_t,
+                             whose answers are filled in) */
+    CTL_REBALANCE,        /* the controller's own: a round of preferred
+                             elections (auto.leader.rebalance.enable) */
+    CTL_UNCLEAN_ELECT,    /* the controller's own: a round of unclean
+                             elections (unclean.leader.election.enable) */
     CTL_CONTROLLER_REGISTER, /* a controller's ControllerRegistration
                                 (broker_req: the
                                 proto_rec_register_controller_record_t to
@@ -176,6 +182,7 @@ struct ctl_op_s {
                                 bkr_answer_t to fill */
     void *alter;             /* CTL_ALTER_PARTITION: a bkr_alter_req_t,
                                 whose answers are filled in */
+    void *elect;             /* CTL_ELECT_LEADERS: a bkr_elect_req_t */
     void (*done)(ctl_op_t *op);
     void *udata;
     /* out */

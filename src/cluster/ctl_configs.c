@@ -204,4 +204,5 @@ void ctl_defaults_refresh(ctl_t *ctl)
     cfg_bview_init(&bv, &ctl->meta->img, ctl->node_name, ctl->props);
     ctl->defaults = ctl->base;
     cfg_topic_apply_broker(&ctl->defaults, &bv);
+    ctl_elect_defaults(ctl, &bv);
 }

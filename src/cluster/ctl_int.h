@@ -47,6 +47,20 @@ struct ctl_s {
     ctl_op_t noop_op;     /* CTL_NOOP, while noop_busy */
     int noop_busy;
     int64_t idle_ms;      /* metadata.max.idle.interval.ms (0: no no-ops) */
+    /* Periodic elections (ctl_elect.c): auto.leader.rebalance.enable's
+     * preferred ones every leader.imbalance.check.interval.seconds. */
+    int64_t rebalance_ms; /* 0: off */
+    int64_t rebalance_at; /* wall ms of the next round */
+    int rebalance_more;   /* the last round stopped at its cap */
+    ctl_op_t rebalance_op;
+    int rebalance_busy;
+    /* ... and the unclean ones of leaderless partitions whose topic
+     * allows them, every unclean.leader.election.interval.ms. */
+    int64_t unclean_ms;
+    int64_t unclean_at;
+    int unclean_more;
+    ctl_op_t unclean_op;
+    int unclean_busy;
 };
 
 /* The records of one change. Strings and arrays they point to are the
@@ -111,6 +125,18 @@ int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* The record of CTL_CONTROLLER_REGISTER (ctl_controllers.c). */
 int16_t ctl_plan_controller_register(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+/* The periodic elections (ctl_elect.c): their keys read at start-up,
+ * their clock restarted when this node becomes the active controller,
+ * the tick of the active controller, and the records of a round. */
+void ctl_elect_init(ctl_t *ctl, const props_t *props);
+/* unclean.leader.election.enable of the broker config in force, the
+ * default of topics without their own (ctl_defaults_refresh). */
+struct cfg_bview_s;
+void ctl_elect_defaults(ctl_t *ctl, const struct cfg_bview_s *bv);
+void ctl_elect_activate(ctl_t *ctl, int64_t now_ms);
+void ctl_elect_tick(ctl_t *ctl, int64_t now_ms);
+int16_t ctl_plan_rebalance(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
+int16_t ctl_plan_unclean(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b);
 /* Stops the session check (ctl_quorum.c). */
 void ctl_quorum_stop(ctl_t *ctl);
 /* Start-up and shutdown of the broker part (ctl_brokers.c). */

@@ -73,6 +73,7 @@ static void ctl_fence_tick(net_loop_t *loop, void *arg)
     if (!meta_log_active(ctl->meta))
         return;
     ctl_noop_check(ctl, now);
+    ctl_elect_tick(ctl, now);
     if (ctl->fence_busy || now < bkr_next_deadline(&ctl->bkr, &ctl->meta->img))
         return;
     ctl->fence_busy = 1;
@@ -86,9 +87,19 @@ void ctl_quorum_stop(ctl_t *ctl)
     ctl->fence_timer = 0;
 }
 
+/* ElectLeaders: its own refusal becomes the answer's error. */
+static void ctl_elect_leaders(ctl_t *ctl, bkr_elect_req_t *req, bkr_answer_t *ans)
+{
+    bkr_elect_leaders(&ctl->meta->img, req, &ctl->bout);
+    if (req->err) {
+        ans->err = req->err;
+        snprintf(ans->msg, sizeof(ans->msg), "%s", req->msg);
+    }
+}
+
 /* A remote broker's registration, heartbeat or AlterPartition, an
- * UnregisterBroker, or the session check: the decision (bkr.h) at the offset the batch will land
- * at. */
+ * UnregisterBroker, ElectLeaders, or the session check: the decision
+ * (bkr.h) at the offset the batch will land at. */
 int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
     bkr_answer_t scratch, *ans = op->broker_ans ? op->broker_ans : &scratch;
@@ -104,6 +115,8 @@ int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
         bkr_alter_partition(&ctl->meta->img, op->alter, &ctl->bout, ans);
     else if (op->kind == CTL_UNREGISTER_BROKER)
         bkr_unregister(&ctl->bkr, &ctl->meta->img, op->nparts, &ctl->bout, ans);
+    else if (op->kind == CTL_ELECT_LEADERS)
+        ctl_elect_leaders(ctl, op->elect, ans);
     else if (bkr_fence_stale(&ctl->bkr, &ctl->meta->img, op->now_ms, &ctl->bout) >= 0)
         lg_info("metadata quorum: a broker's session expired: fenced");
     if (ans->err) {
@@ -122,6 +135,7 @@ static void ctl_on_active(void *arg)
     ctl_pid_load(ctl);
     ctl_defaults_refresh(ctl);
     bkr_ctl_activate(&ctl->bkr, &ctl->meta->img, net_now_wall_ms());
+    ctl_elect_activate(ctl, net_now_wall_ms());
     if (!ctl->fence_timer && ctl->meta->loop)
         ctl->fence_timer = net_timer_add(ctl->meta->loop, 250, ctl_fence_tick, ctl);
     if (meta_image_feature(&ctl->meta->img, "metadata.version") > 0)

@@ -231,6 +231,7 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     p->leader = r->leader;
     p->leader_epoch = r->leader_epoch;
     p->partition_epoch = r->partition_epoch;
+    p->recovery_state = r->leader_recovery_state;
     p->replicas = mi_copy_i32s(r->replicas, &p->nreplicas);
     p->isr = mi_copy_i32s(r->isr, &p->nisr);
     mi_part_set_dirs(p, r->directories.v, r->directories.n);
@@ -259,6 +260,8 @@ static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, c
         p->leader = r->leader;
         p->leader_epoch++;
     }
+    if (r->leader_recovery_state != -1)
+        p->recovery_state = r->leader_recovery_state;
     /* New replicas come with their directories; so does a replica's move
      * to another dir (Kafka's AssignReplicasToDirs). */
     if (r->directories.n > 0 || r->replicas.n >= 0)

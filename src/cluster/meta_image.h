@@ -17,6 +17,9 @@ typedef struct mi_part_s {
     int32_t leader;
     int32_t leader_epoch;
     int32_t partition_epoch;
+    int8_t recovery_state; /* LeaderRecoveryState: 0 recovered, 1 recovering
+                              (a leader elected uncleanly, until it says
+                              it has recovered) */
     int32_t nreplicas;
     int32_t *replicas;     /* owned */
     int32_t nisr;

@@ -96,6 +96,7 @@ static void mir_partition(const mi_topic_t *t, int32_t id, meta_rec_t *rec,
     r->leader = p->leader;
     r->leader_epoch = p->leader_epoch;
     r->partition_epoch = p->partition_epoch;
+    r->leader_recovery_state = p->recovery_state;
     r->directories.n = p->nreplicas > 0 ? p->nreplicas : 0;
     r->directories.v = dirs;
     fn(arg, rec);
