@@ -43,6 +43,8 @@ static const api_entry_t api_core_entries[] = {
     {56, 2, 3, 2, api_alter_partition, API_L_QUORUM},
     {64, 0, 0, 0, api_unregister_broker, API_L_BOTH},
     {43, 0, 2, 0, api_elect_leaders, API_L_BOTH},
+    {45, 0, 1, 0, api_alter_partition_reassignments, API_L_BOTH},
+    {46, 0, 0, 0, api_list_partition_reassignments, API_L_BOTH},
     {70, 0, 0, 0, api_controller_registration, API_L_QUORUM},
     {60, 0, 2, 0, api_describe_cluster, API_L_BOTH},
 };

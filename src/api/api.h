@@ -192,6 +192,10 @@ void api_alter_partition(api_req_t *req);
 void api_unregister_broker(api_req_t *req);
 /* api_elect.c: ElectLeaders, on both kinds of listener. */
 void api_elect_leaders(api_req_t *req);
+/* api_reassign.c: AlterPartitionReassignments and
+ * ListPartitionReassignments. */
+void api_alter_partition_reassignments(api_req_t *req);
+void api_list_partition_reassignments(api_req_t *req);
 void api_controller_registration(api_req_t *req);
 
 #endif

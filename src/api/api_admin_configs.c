@@ -50,7 +50,13 @@ int16_t api_cfg_node(api_req_t *req, proto_str_t name, enum api_node_check how,
     else if (id != req->b->cfg.node_id && how == API_NODE_DESCRIBE)
         snprintf(err, errlen, "Unexpected broker id, expected %s or empty string, but received %s",
                  node, s);
-    else if (id != req->b->cfg.node_id && how == API_NODE_ALTER)
+    else if (req->env && how == API_NODE_ALTER) {
+        /* forwarded by the broker it names (the Admin client sends a
+         * broker's configs to that broker): the active controller stores
+         * any broker's, as Kafka's does */
+        *canon = s;
+        return KERR_NONE;
+    } else if (id != req->b->cfg.node_id && how == API_NODE_ALTER)
         snprintf(err, errlen, "Unexpected broker id, expected %s, but received %s", node, s);
     else if (id != req->b->cfg.node_id && how == API_NODE_LOGGER_DESCRIBE)
         snprintf(err, errlen, "Unexpected broker id, expected %s but received %s", node, s);

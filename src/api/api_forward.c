@@ -49,6 +49,8 @@ int api_forwarded(const api_req_t *req)
     case 33: /* AlterConfigs */
     case 37: /* CreatePartitions */
     case 43: /* ElectLeaders */
+    case 45: /* AlterPartitionReassignments */
+    case 46: /* ListPartitionReassignments */
     case 44: /* IncrementalAlterConfigs */
     case 55: /* DescribeQuorum */
     case 57: /* UpdateFeatures */

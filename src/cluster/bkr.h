@@ -336,4 +336,60 @@ int16_t bkr_check_assignment(const meta_image_t *img, const int32_t *replicas, i
 int bkr_assignment_isr(const meta_image_t *img, const int32_t *replicas, int n, int32_t part,
                        int32_t *isr, char *msg, size_t msglen);
 
+/* ---- partition reassignments (bkr_reassign.c) ---- */
+
+typedef struct bkr_reassign_part_s {
+    int32_t partition;
+    const int32_t *replicas; /* the target; NULL: cancel the one in progress */
+    int32_t nreplicas;
+    int16_t err;             /* out */
+    const char *msg;         /* out: NULL, or in the request's arena */
+} bkr_reassign_part_t;
+
+typedef struct bkr_reassign_topic_s {
+    meta_str_t name;
+    bkr_reassign_part_t *parts;
+    int nparts;
+} bkr_reassign_topic_t;
+
+typedef struct bkr_reassign_req_s {
+    bool allow_rf_change;    /* AllowReplicationFactorChange (v1; true before) */
+    bkr_reassign_topic_t *topics;
+    int ntopics;
+    arena_t *arena;          /* the messages (the caller's) */
+} bkr_reassign_req_t;
+
+/* AlterPartitionReassignments as Kafka 4.4's ReplicationControlManager
+ * decides each partition (without eligible leader replicas): a target is
+ * checked as a manual assignment; the PartitionChangeRecord puts the
+ * target replicas, then those being removed, in the replica list, with
+ * adding and removing replicas; it completes at once when the ISR holds
+ * every target replica already (bkr_reassign_complete). A null target
+ * cancels: back to the replicas before it, the adding ones out of the ISR
+ * (NO_REASSIGNMENT_IN_PROGRESS when none is; INVALID_REPLICA_ASSIGNMENT
+ * when that would empty the ISR and the topic does not allow an unclean
+ * election). Every partition is answered in its entry. */
+void bkr_reassign(const bkr_ctl_t *bc, const meta_image_t *img, bkr_reassign_req_t *req,
+                  bkr_out_t *out);
+
+/* A partition's next state, as PartitionChangeBuilder builds it. */
+typedef struct bkr_target_s {
+    int32_t *replicas, nreplicas;
+    int32_t *isr, nisr;
+    int32_t *adding, nadding;
+    int32_t *removing, nremoving;
+} bkr_target_t;
+
+/* Kafka's maybeCompleteReassignment: when a reassignment is in progress
+ * and the ISR less the removing replicas holds every target replica, t
+ * becomes the finished state (replicas and ISR without the removing ones,
+ * nothing adding or removing; arrays in arena) and true is returned. */
+bool bkr_reassign_complete(bkr_target_t *t, arena_t *arena);
+/* The PartitionChangeRecord from p to t (what differs; a leader elected
+ * again when the current one leaves t's ISR, the first of t's replicas
+ * in it and active), or nothing when nothing differs. *leader gets the
+ * leader after it. */
+void bkr_target_write(const meta_image_t *img, const mi_topic_t *topic, int32_t partition,
+                      const bkr_target_t *t, bkr_out_t *out, int32_t *leader);
+
 #endif

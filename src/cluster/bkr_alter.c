@@ -1,7 +1,7 @@
 /* AlterPartition (bkr.h): a partition leader's ISR change, checked
  * against the image and written as a PartitionChangeRecord. The leader
- * never changes here: the ISR must hold it, and Strand has no
- * reassignment yet whose completion could move it. A leader elected
+ * changes here only when the change finishes a reassignment that removes
+ * it (bkr_reassign.c): the ISR must hold it. A leader elected
  * uncleanly says here that it has recovered (Kafka's leader does it with
  * its next ISR change). Nothing of the eligible leader replicas (the
  * feature is at 0). */
@@ -84,6 +84,30 @@ static bool bkr_alter_same(const mi_part_t *p, const bkr_alter_part_t *a)
            bkr_alter_same_members(p, a);
 }
 
+/* The new ISR holds every target replica of a reassignment in progress:
+ * the same change finishes it (bkr_reassign_complete). */
+static bool bkr_alter_completes(const meta_image_t *img, const mi_topic_t *t, const mi_part_t *p,
+                                bkr_alter_part_t *a, bkr_out_t *out)
+{
+    bkr_target_t tg = {p->replicas, p->nreplicas, (int32_t *)a->isr, a->nisr,
+                       p->adding,   p->nadding,   p->removing,        p->nremoving};
+    int32_t leader;
+    int first = out->n;
+    if (!bkr_reassign_complete(&tg, &out->arena))
+        return false;
+    bkr_target_write(img, t, a->partition, &tg, out, &leader);
+    if (out->n > first && a->recovery_state != p->recovery_state)
+        out->v[first].u.change.leader_recovery_state = a->recovery_state;
+    if (leader != p->leader)
+        a->new_leader_epoch++;
+    a->leader = leader;
+    a->new_recovery_state = a->recovery_state;
+    a->new_partition_epoch++;
+    a->nnew = tg.nisr;
+    a->new_isr = tg.isr;
+    return true;
+}
+
 static void bkr_alter_one(const meta_image_t *img, const mi_topic_t *t, bkr_alter_part_t *a,
                           int32_t broker, bkr_out_t *out)
 {
@@ -102,6 +126,8 @@ static void bkr_alter_one(const meta_image_t *img, const mi_topic_t *t, bkr_alte
     a->new_recovery_state = p->recovery_state;
     if (bkr_alter_same(p, a))
         return; /* nothing to write: the answer is the partition as it is */
+    if (bkr_alter_completes(img, t, p, a, out))
+        return;
     meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
     memcpy(r->u.change.topic_id.b, t->id, 16);
     r->u.change.partition_id = a->partition;

@@ -123,6 +123,10 @@ enum ctl_kind {
     CTL_UNREGISTER_BROKER, /* UnregisterBroker of broker nparts (its id) */
     CTL_ELECT_LEADERS,    /* ElectLeaders (elect: a bkr_elect_req_t,
                              whose answers are filled in) */
+    CTL_REASSIGN,         /* AlterPartitionReassignments (reassign: a
+                             bkr_reassign_req_t, answers filled in) */
+    CTL_LIST_REASSIGN,    /* ListPartitionReassignments: nothing written,
+                             answered from the active controller's image */
     CTL_REBALANCE,        /* the controller's own: a round of preferred
                              elections (auto.leader.rebalance.enable) */
     CTL_UNCLEAN_ELECT,    /* the controller's own: a round of unclean
@@ -183,6 +187,7 @@ struct ctl_op_s {
     void *alter;             /* CTL_ALTER_PARTITION: a bkr_alter_req_t,
                                 whose answers are filled in */
     void *elect;             /* CTL_ELECT_LEADERS: a bkr_elect_req_t */
+    void *reassign;          /* CTL_REASSIGN: a bkr_reassign_req_t */
     void (*done)(ctl_op_t *op);
     void *udata;
     /* out */

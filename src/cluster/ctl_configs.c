@@ -140,7 +140,7 @@ int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     int16_t e;
 
     op->name = name;
-    if (*name && strcmp(name, ctl->node_name)) {
+    if (*name && strcmp(name, ctl->node_name) && !ctl->quorum) {
         snprintf(op->msg, sizeof(op->msg), "Unexpected broker id, expected %s, but received %s",
                  ctl->node_name, name);
         return KERR_INVALID_REQUEST;

@@ -117,6 +117,8 @@ int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
         bkr_unregister(&ctl->bkr, &ctl->meta->img, op->nparts, &ctl->bout, ans);
     else if (op->kind == CTL_ELECT_LEADERS)
         ctl_elect_leaders(ctl, op->elect, ans);
+    else if (op->kind == CTL_REASSIGN)
+        bkr_reassign(&ctl->bkr, &ctl->meta->img, op->reassign, &ctl->bout);
     else if (bkr_fence_stale(&ctl->bkr, &ctl->meta->img, op->now_ms, &ctl->bout) >= 0)
         lg_info("metadata quorum: a broker's session expired: fenced");
     if (ans->err) {

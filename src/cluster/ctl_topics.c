@@ -471,7 +471,9 @@ int16_t ctl_plan(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     case CTL_FENCE_STALE:
     case CTL_ALTER_PARTITION:
     case CTL_UNREGISTER_BROKER:
-    case CTL_ELECT_LEADERS: return ctl_plan_remote_broker(ctl, op, b);
+    case CTL_ELECT_LEADERS:
+    case CTL_REASSIGN: return ctl_plan_remote_broker(ctl, op, b);
+    case CTL_LIST_REASSIGN: return 0;
     case CTL_CONTROLLER_REGISTER: return ctl_plan_controller_register(ctl, op, b);
     case CTL_NOOP: ctl_batch_add(b, META_REC_NOOP); return 0;
     case CTL_REBALANCE: return ctl_plan_rebalance(ctl, op, b);

@@ -23,6 +23,8 @@ static void mi_topic_free(mi_topic_t *t)
         free(t->parts[i].replicas);
         free(t->parts[i].isr);
         free(t->parts[i].dirs);
+        free(t->parts[i].adding);
+        free(t->parts[i].removing);
     }
     free(t->parts);
     free(t->name);
@@ -226,6 +228,8 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     free(p->replicas);
     free(p->isr);
     free(p->dirs);
+    free(p->adding);
+    free(p->removing);
     memset(p, 0, sizeof(*p));
     p->present = true;
     p->leader = r->leader;
@@ -234,6 +238,8 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     p->recovery_state = r->leader_recovery_state;
     p->replicas = mi_copy_i32s(r->replicas, &p->nreplicas);
     p->isr = mi_copy_i32s(r->isr, &p->nisr);
+    p->adding = mi_copy_i32s(r->adding_replicas, &p->nadding);
+    p->removing = mi_copy_i32s(r->removing_replicas, &p->nremoving);
     mi_part_set_dirs(p, r->directories.v, r->directories.n);
     return 0;
 }
@@ -255,6 +261,14 @@ static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, c
     if (r->replicas.n >= 0) {
         free(p->replicas);
         p->replicas = mi_copy_i32s(r->replicas, &p->nreplicas);
+    }
+    if (r->adding_replicas.n >= 0) {
+        free(p->adding);
+        p->adding = mi_copy_i32s(r->adding_replicas, &p->nadding);
+    }
+    if (r->removing_replicas.n >= 0) {
+        free(p->removing);
+        p->removing = mi_copy_i32s(r->removing_replicas, &p->nremoving);
     }
     if (r->leader != -2) {
         p->leader = r->leader;

@@ -26,6 +26,13 @@ typedef struct mi_part_s {
     int32_t *isr;          /* owned */
     uint8_t (*dirs)[16];   /* owned, nreplicas entries or NULL: the log dir id
                               of each replica, zero where unknown */
+    /* A reassignment in progress (Kafka's addingReplicas and
+     * removingReplicas; both empty when none): replicas holds the target
+     * replicas and then those being removed. */
+    int32_t nadding;
+    int32_t *adding;       /* owned */
+    int32_t nremoving;
+    int32_t *removing;     /* owned */
 } mi_part_t;
 
 /* The log dir id of node's replica of p (zero if unknown), or NULL when

@@ -93,6 +93,10 @@ static void mir_partition(const mi_topic_t *t, int32_t id, meta_rec_t *rec,
     r->replicas.v = p->replicas ? p->replicas : &none;
     r->isr.n = p->nisr;
     r->isr.v = p->isr ? p->isr : &none;
+    r->adding_replicas.n = p->nadding;
+    r->adding_replicas.v = p->adding ? p->adding : &none;
+    r->removing_replicas.n = p->nremoving;
+    r->removing_replicas.v = p->removing ? p->removing : &none;
     r->leader = p->leader;
     r->leader_epoch = p->leader_epoch;
     r->partition_epoch = p->partition_epoch;
@@ -115,7 +119,6 @@ static void mir_topic(const mi_topic_t *t, meta_image_rec_fn *fn, void *arg)
     meta_rec_init(&rec, META_REC_PARTITION);
     rec.version = META_PART_REC_VERSION;
     memcpy(rec.u.part.topic_id.b, t->id, 16);
-    rec.u.part.removing_replicas.n = rec.u.part.adding_replicas.n = 0;
     for (int32_t i = 0; i < t->nparts; i++)
         if (t->parts[i].present)
             mir_partition(t, i, &rec, fn, arg);

@@ -67,14 +67,6 @@ static void part_delta_role(part_reg_t *reg, part_t *part, const meta_image_t *i
     part_set_role(reg, part, &mt->parts[part->index], now_ms);
 }
 
-static void part_delta_change(part_reg_t *reg, const meta_part_change_rec_t *r,
-                              const meta_image_t *img, int64_t now_ms)
-{
-    topic_t *topic = part_topic_by_id(reg, r->topic_id.b);
-    part_t *part = topic ? part_get(topic, r->partition_id) : NULL;
-    if (part)
-        part_delta_role(reg, part, img, now_ms);
-}
 
 /* A committed change being applied: its requester is answered once every
  * log it creates exists, so that a client may use a topic as soon as it
@@ -208,6 +200,58 @@ static void part_delta_partition(part_reg_t *reg, const meta_part_rec_t *r, int6
     net_pool_run(reg->stopping ? NULL : reg->pool, &m->job);
 }
 
+/* A reassignment made this node a replica (the partition is created
+ * and follows its leader from offset 0), or took it away (the partition
+ * goes, its log deleted), as a KRaft broker's replica manager applies a
+ * PartitionChangeRecord's new replica list. */
+static void part_delta_join(part_reg_t *reg, const mi_part_t *mp,
+                            const meta_part_change_rec_t *r, int64_t now_ms, part_delta_t *d)
+{
+    meta_part_rec_t pr;
+    proto_rec_partition_record_init(&pr);
+    memcpy(pr.topic_id.b, r->topic_id.b, 16);
+    pr.partition_id = r->partition_id;
+    pr.replicas = (meta_i32s_t){mp->nreplicas, mp->replicas};
+    pr.leader = mp->leader;
+    pr.leader_epoch = mp->leader_epoch;
+    pr.directories.n = 0;
+    part_delta_partition(reg, &pr, now_ms, d);
+}
+
+static void part_delta_drop(part_reg_t *reg, topic_t *topic, int32_t p, int64_t now_ms)
+{
+    part_t *part = topic->parts[p];
+    part_fetcher_unfollow(reg, part);
+    part_notify(part);
+    topic->parts[p] = NULL;
+    if (log_mgr_delete(reg->logs, topic->name, p, now_ms) < 0)
+        lg_error("deleting %s-%d: %s (removed at the next start)", topic->name, (int)p,
+                 strerror(errno));
+    else
+        lg_info("%s-%d: no longer a replica here; its log is deleted", topic->name, (int)p);
+    part_free(part);
+}
+
+static void part_delta_change(part_reg_t *reg, const meta_part_change_rec_t *r,
+                              const meta_image_t *img, int64_t now_ms, part_delta_t *d)
+{
+    topic_t *topic = part_topic_by_id(reg, r->topic_id.b);
+    part_t *part = topic ? part_get(topic, r->partition_id) : NULL;
+    const mi_topic_t *mt = meta_image_topic_by_id(img, r->topic_id.b);
+    const mi_part_t *mp = mt && r->partition_id >= 0 && r->partition_id < mt->nparts
+                              ? &mt->parts[r->partition_id]
+                              : NULL;
+    bool here = false;
+    for (int32_t i = 0; mp && i < mp->nreplicas; i++)
+        here |= mp->replicas[i] == reg->node_id;
+    if (part && reg->quorum && r->replicas.n >= 0 && !here)
+        part_delta_drop(reg, topic, r->partition_id, now_ms);
+    else if (part)
+        part_delta_role(reg, part, img, now_ms);
+    else if (topic && reg->quorum && here && r->replicas.n >= 0)
+        part_delta_join(reg, mp, r, now_ms, d);
+}
+
 /* The topic goes: waiting operations are woken first (they look their
  * partitions up again and find the topic gone), then every log is closed
  * and its directory renamed for deletion (log_mgr_purge removes the files
@@ -303,7 +347,9 @@ void part_delta_apply(void *ctx, const meta_rec_t *recs, int n, const meta_image
             }
             part_delta_partition(reg, &r->u.part, now_ms, d);
             break;
-        case META_REC_PARTITION_CHANGE: part_delta_change(reg, &r->u.change, img, now_ms); break;
+        case META_REC_PARTITION_CHANGE:
+            part_delta_change(reg, &r->u.change, img, now_ms, d);
+            break;
         case META_REC_REMOVE_TOPIC: part_delta_remove(reg, r->u.remove_topic.topic_id.b, now_ms); break;
         case META_REC_CONFIG:
             broker_cfg |= r->u.config.resource_type == META_RES_BROKER;

@@ -641,6 +641,67 @@ static void test_alter_partition(void)
     CU_ASSERT(a.err == 0 && ap.err == KERR_UNKNOWN_TOPIC_ID && out.n == 0);
 }
 
+/* One partition of "t" reassigned to n replicas (n < 0: cancelled),
+ * committed: its error. */
+static int16_t reassign_to(const int32_t *reps, int n, bool allow_rf)
+{
+    arena_t a;
+    bkr_reassign_part_t rp = {0, n < 0 ? NULL : reps, n < 0 ? 0 : n, 0, NULL};
+    bkr_reassign_topic_t rt = {S("t"), &rp, 1};
+    bkr_reassign_req_t q = {allow_rf, &rt, 1, &a};
+    arena_init(&a, 1024);
+    bkr_reassign(&bc, &img, &q, &out);
+    commit();
+    arena_destroy(&a);
+    return rp.err;
+}
+
+static bool part0_is(const int32_t *reps, int nr, const int32_t *add, int na, const int32_t *rem,
+                     int nrm)
+{
+    const mi_part_t *p = part0();
+    return p->nreplicas == nr && !memcmp(p->replicas, reps, (size_t)nr * sizeof(int32_t)) &&
+           p->nadding == na && (!na || !memcmp(p->adding, add, (size_t)na * sizeof(int32_t))) &&
+           p->nremoving == nrm && (!nrm || !memcmp(p->removing, rem, (size_t)nrm * sizeof(int32_t)));
+}
+
+/* A reassignment: started (adding and removing, the merged replica list),
+ * finished by the AlterPartition that brings the new replica into the ISR
+ * (the removed one out of the replicas and the ISR), cancelled, and one
+ * the ISR allows at once that moves the leader. */
+static void test_reassign(void)
+{
+    bkr_alter_part_t ap;
+    join(1, NULL);
+    join(2, NULL);
+    join(3, NULL);
+    int32_t r12[] = {1, 2}, r31[] = {3, 1}, r312[] = {3, 1, 2}, r3[] = {3}, r2[] = {2};
+    int32_t isr123[] = {1, 2, 3}, r13[] = {1, 3};
+    topic(r12, 2);
+    CU_ASSERT_EQUAL(reassign_to(NULL, -1, true), KERR_NO_REASSIGNMENT_IN_PROGRESS);
+    CU_ASSERT_EQUAL(reassign_to(r312, 3, false), KERR_INVALID_REPLICATION_FACTOR);
+    CU_ASSERT_EQUAL(reassign_to(r31, 2, false), 0);
+    CU_ASSERT(part0_is(r312, 3, r3, 1, r2, 1));
+    CU_ASSERT_EQUAL(part0()->nisr, 2);
+    CU_ASSERT_EQUAL(part0()->leader, 1);
+    /* cancelled: back to 1, 2 */
+    CU_ASSERT_EQUAL(reassign_to(NULL, -1, true), 0);
+    CU_ASSERT(part0_is(r12, 2, NULL, 0, NULL, 0));
+    /* again; 3 joins the ISR: done, 2 gone */
+    CU_ASSERT_EQUAL(reassign_to(r31, 2, true), 0);
+    int32_t pe = part0()->partition_epoch;
+    CU_ASSERT_EQUAL(alter(1, 0, pe, isr123, 3, NULL, &ap), 0);
+    CU_ASSERT(part0_is(r31, 2, NULL, 0, NULL, 0));
+    CU_ASSERT(part0()->nisr == 2 && part0()->leader == 1 && ap.nnew == 2);
+    CU_ASSERT_EQUAL(ap.new_partition_epoch, part0()->partition_epoch);
+    /* to 3 alone: the ISR has it, so at once; the leader moves to 3 */
+    CU_ASSERT_EQUAL(reassign_to(r3, 1, true), 0);
+    CU_ASSERT(part0_is(r3, 1, NULL, 0, NULL, 0));
+    CU_ASSERT(part0()->leader == 3 && part0()->nisr == 1 && part0()->isr[0] == 3);
+    CU_ASSERT_EQUAL(part0()->leader_epoch, 1);
+    (void)r13;
+}
+
 static void test_unregister(void)
 {
     bkr_answer_t a;
@@ -812,6 +873,8 @@ int main(void)
     CU_add_test(h3, "controlled shutdown", test_controlled_shutdown);
     CU_pSuite ap = CU_add_suite("alter partition", setup, teardown);
     CU_add_test(ap, "checks and changes", test_alter_partition);
+    CU_pSuite ra = CU_add_suite("reassignment", setup, teardown);
+    CU_add_test(ra, "start, finish, cancel, move the leader", test_reassign);
     CU_pSuite u = CU_add_suite("unregister", setup, teardown);
     CU_add_test(u, "unregister", test_unregister);
     CU_pSuite p = CU_add_suite("placement", setup, teardown);
