@@ -23,7 +23,8 @@ set -u
 # java_run, expect, show, absent, wait_unfenced; WORK (compat/lib/java-tool.sh).
 # shellcheck source=lib/java-tool.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/java-tool.sh"
-# at_exit, free_port, start_node, wait_started, stop_node (compat/lib/nodes.sh).
+# at_exit, free_port, start_node, wait_started, stop_node, quorum3_props,
+# kill_node, topics, wait_part (compat/lib/nodes.sh).
 # shellcheck source=lib/nodes.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
 KAFKA_REF=${KAFKA_REF:-}
@@ -42,54 +43,9 @@ trap 'exit 143' TERM INT
 node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
 node_format_args() { [ -z "$KAFKA_REF" ] || echo "--release-version=4.0-IV3"; }
 
-# node_props I: a combined node (1-3) or a broker (4) of the quorum 1-3.
-node_props()
-{
-    local i=$1 voters="1@127.0.0.1:${CPORT[1]},2@127.0.0.1:${CPORT[2]},3@127.0.0.1:${CPORT[3]}"
-    echo "node.id=$i"
-    echo "controller.quorum.voters=$voters"
-    echo "controller.listener.names=CONTROLLER"
-    echo "inter.broker.listener.name=PLAINTEXT"
-    echo "log.dirs=$WORK/node-$i/data"
-    echo "broker.session.timeout.ms=6000"
-    echo "auto.leader.rebalance.enable=false"
-    echo "offsets.topic.replication.factor=1"
-    echo "advertised.listeners=PLAINTEXT://127.0.0.1:${PORT[$i]}"
-    if [ "$i" -le 3 ]; then
-        echo "process.roles=broker,controller"
-        echo "listeners=PLAINTEXT://127.0.0.1:${PORT[$i]},CONTROLLER://127.0.0.1:${CPORT[$i]}"
-    else
-        echo "process.roles=broker"
-        echo "listeners=PLAINTEXT://127.0.0.1:${PORT[$i]}"
-    fi
-}
-
-kill_node()
-{
-    if is_kafka "$1"; then
-        "$REF" kill "$WORK/node-$1" >/dev/null 2>&1 || fail "kill of node $1"
-    else
-        kill -KILL "${PID[$1]}"
-        wait "${PID[$1]}" 2>/dev/null
-        PID[$1]=
-    fi
-}
+node_props() { quorum3_props "$1"; }
 
 reassign() { local n=$1; shift; java_run "$n" org.apache.kafka.tools.reassign.ReassignPartitionsCommand --bootstrap-server "127.0.0.1:${PORT[1]}" "$@"; }
-topics() { local n=$1; shift; java_run "$n" org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:${PORT[1]}" "$@"; }
-
-# wait_part NAME TOPIC PARTITION PATTERN: until kafka-topics --describe of
-# the partition matches PATTERN (60 s).
-wait_part()
-{
-    local n=$1 t=$2 p=$3 pat=$4 end=$((SECONDS + 60))
-    while :; do
-        topics "$n" --describe --topic "$t"
-        [ "$RC" = 0 ] && grep -Eq "Partition: $p${W}Leader: $pat" "$WORK/$n.out" && return 0
-        [ $SECONDS -lt $end ] || { show "$n"; fail "$n: $t-$p is not 'Leader: $pat'"; }
-        sleep 0.5
-    done
-}
 
 # produce NAME TOPIC PARTITION VALUES...: acks=all, one message each.
 produce()
@@ -114,7 +70,6 @@ wait_verify()
     done
 }
 
-W='[[:space:]]+'
 for i in $NODES; do PORT[$i]=$(free_port); done
 for i in 1 2 3; do PORT[$((10 + i))]=$(free_port); CPORT[$i]=${PORT[$((10 + i))]}; done
 if [ -n "$KAFKA_REF" ]; then

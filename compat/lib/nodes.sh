@@ -9,6 +9,9 @@
 #   node_format_args I    (optional) more options of its format;
 #   node_kafka_props I    (optional) more keys for a Kafka node.
 # No node is left running at exit (at_exit, run by java_tool_exit).
+# For the cluster scripts on a quorum of three combined nodes and brokers
+# (elect-java.sh, reassign-java.sh): quorum3_props, kill_node, topics and
+# wait_part below.
 
 # is_kafka I: whether node I is a Kafka node.
 is_kafka() { [ -n "$KAFKA_REF" ] || [[ " ${KAFKA_NODES:-} " == *" $1 "* ]]; }
@@ -122,4 +125,57 @@ stop_together()
         [ "$rc" = 0 ] || { tail -n 20 "$WORK/node-$i/node.log" >&2; bad+=" $i"; }
     done
     [ -z "$bad" ] || fail "nodes$bad did not exit 0 on SIGTERM"
+}
+
+# kill_node I: SIGKILL.
+kill_node()
+{
+    if is_kafka "$1"; then
+        "$REF" kill "$WORK/node-$1" >/dev/null 2>&1 || fail "kill of node $1"
+    else
+        kill -KILL "${PID[$1]}"
+        wait "${PID[$1]}" 2>/dev/null
+        PID[$1]=
+    fi
+}
+
+# quorum3_props I: node I's keys as a combined node (1-3) or a broker (4
+# and up) of the quorum 1-3 (CPORT: the controllers' ports), with 6 s
+# sessions and auto.leader.rebalance.enable off.
+quorum3_props()
+{
+    local i=$1 voters="1@127.0.0.1:${CPORT[1]},2@127.0.0.1:${CPORT[2]},3@127.0.0.1:${CPORT[3]}"
+    echo "node.id=$i"
+    echo "controller.quorum.voters=$voters"
+    echo "controller.listener.names=CONTROLLER"
+    echo "inter.broker.listener.name=PLAINTEXT"
+    echo "log.dirs=$WORK/node-$i/data"
+    echo "broker.session.timeout.ms=6000"
+    echo "auto.leader.rebalance.enable=false"
+    echo "offsets.topic.replication.factor=1"
+    echo "advertised.listeners=PLAINTEXT://127.0.0.1:${PORT[$i]}"
+    if [ "$i" -le 3 ]; then
+        echo "process.roles=broker,controller"
+        echo "listeners=PLAINTEXT://127.0.0.1:${PORT[$i]},CONTROLLER://127.0.0.1:${CPORT[$i]}"
+    else
+        echo "process.roles=broker"
+        echo "listeners=PLAINTEXT://127.0.0.1:${PORT[$i]}"
+    fi
+}
+
+# topics NAME ARGS...: kafka-topics through node 1 (java_run of java-tool.sh).
+topics() { local n=$1; shift; java_run "$n" org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:${PORT[1]}" "$@"; }
+
+W='[[:space:]]+'
+# wait_part NAME TOPIC PARTITION PATTERN: until kafka-topics --describe of
+# the partition matches PATTERN (60 s).
+wait_part()
+{
+    local n=$1 t=$2 p=$3 pat=$4 end=$((SECONDS + 60))
+    while :; do
+        topics "$n" --describe --topic "$t"
+        [ "$RC" = 0 ] && grep -Eq "Partition: $p${W}Leader: $pat" "$WORK/$n.out" && return 0
+        [ $SECONDS -lt $end ] || { show "$n"; fail "$n: $t-$p is not 'Leader: $pat'"; }
+        sleep 0.5
+    done
 }

@@ -70,7 +70,6 @@ static void round_once(tl_load *l, int r)
 
 int main(void)
 {
-    tl_kraft_view v;
     tl_init("0726-failover-loop");
     int rounds = getenv("T0726_ROUNDS") ? atoi(getenv("T0726_ROUNDS")) : 3;
     c = tl_cluster_new("0726-failover", TL_QUORUM_SHARED);
@@ -78,11 +77,7 @@ int main(void)
     tl_cluster_set(c, "broker.heartbeat.interval.ms=500"); /* fenced 1 s after its link closed */
     tl_cluster_set(c, "min.insync.replicas=2");
     tl_cluster_add_n(c, N, TL_ROLE_COMBINED, NULL);
-    int leader = tl_kraft_start(c, &v);
-    for (int id = 1; id <= N; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, leader), id, 0, 60);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, leader)->bootstrap, TOPIC, NPART, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, NPART, 3);
 
     tl_load *l = tl_load_new(tl_cluster_bootstrap(c), TOPIC, NPART, RATE);
     for (int r = 1; r <= rounds; r++)

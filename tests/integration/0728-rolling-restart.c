@@ -79,16 +79,11 @@ static void restart_one(tl_load *l, int id)
 
 int main(void)
 {
-    tl_kraft_view v;
     tl_init("0728-rolling-restart");
     c = tl_cluster_new("0728-rolling", TL_QUORUM_SHARED);
     tl_cluster_set(c, "min.insync.replicas=2");
     tl_cluster_add_n(c, N, TL_ROLE_COMBINED, NULL);
-    int leader = tl_kraft_start(c, &v);
-    for (int id = 1; id <= N; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, leader), id, 0, 60);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, leader)->bootstrap, TOPIC, NPART, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, NPART, 3);
 
     tl_load *l = tl_load_new(tl_cluster_bootstrap(c), TOPIC, NPART, RATE);
     for (int id = 1; id <= N; id++)

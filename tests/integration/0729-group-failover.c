@@ -157,18 +157,13 @@ static void wait_offsets_isr(void)
 
 int main(void)
 {
-    tl_kraft_view v;
     tl_init("0729-group-failover");
     c = tl_cluster_new("0729-groups", TL_QUORUM_SHARED);
     tl_cluster_set(c, "offsets.topic.num.partitions=3");
     tl_cluster_set(c, "offsets.topic.replication.factor=3"); /* kafka-ref.sh sets 1 */
     tl_cluster_set(c, "broker.session.timeout.ms=6000");
     tl_cluster_add_n(c, N, TL_ROLE_COMBINED, NULL);
-    int leader = tl_kraft_start(c, &v);
-    for (int id = 1; id <= N; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, leader), id, 0, 60);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, leader)->bootstrap, TOPIC, NPART, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, NPART, 3);
     rd_kafka_t *prod = tl_new(RD_KAFKA_PRODUCER, tl_conf(tl_cluster_bootstrap(c)));
     for (int32_t p = 0; p < NPART; p++)
         tl_produce_seq(prod, TOPIC, p, "m", NMSG);

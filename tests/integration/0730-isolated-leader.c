@@ -100,7 +100,6 @@ static int32_t new_leader(tl_load *l, int v, int32_t p)
 
 int main(void)
 {
-    tl_kraft_view view;
     tl_init("0730-isolated-leader");
     c = tl_cluster_new("0730-isolated", TL_QUORUM_SHARED);
     tl_cluster_set(c, "broker.session.timeout.ms=4000");
@@ -113,11 +112,7 @@ int main(void)
             if (a != b)
                 link_px[a][b] = tl_cluster_link(c, tl_cluster_node(c, a), tl_cluster_node(c, b));
     }
-    int leader = tl_kraft_start(c, &view);
-    for (int id = 1; id <= N; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, leader), id, 0, 60);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, leader)->bootstrap, TOPIC, NPART, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, NPART, 3);
 
     tl_load *l = tl_load_new(tl_cluster_bootstrap(c), TOPIC, NPART, RATE);
     double until = tl_now() + 60;
@@ -135,7 +130,7 @@ int main(void)
     set_isolated(v, 1);
     tl_load_bg_start(l, 1);
     double t0 = tl_now();
-    err = produce_direct(tl_cluster_node(c, v), p, 3000);
+    int16_t err = produce_direct(tl_cluster_node(c, v), p, 3000);
     tl_load_bg_stop(l);
     TL_ASSERT(err == KERR_REQUEST_TIMED_OUT || err == KERR_NOT_LEADER_OR_FOLLOWER,
               "the isolated leader answered %d, want %d or %d", err, KERR_REQUEST_TIMED_OUT,

@@ -54,11 +54,7 @@ int main(void)
     tl_cluster_set(c, "min.insync.replicas=2");
     tl_cluster_add_n(c, NC, TL_ROLE_CONTROLLER, NULL);
     tl_cluster_add_n(c, NB, TL_ROLE_BROKER, NULL);
-    tl_cluster_start(c);
-    for (int id = NC + 1; id <= NC + NB; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, NC + 1), id, 0, 120);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, NC + 1)->bootstrap, TOPIC, NPART, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, NPART, 3);
 
     char bs[256] = "";
     for (int id = NC + 1; id <= NC + NB; id++)

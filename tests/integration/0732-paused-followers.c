@@ -74,11 +74,7 @@ int main(void)
     tl_cluster_set(c, "broker.session.timeout.ms=12000");
     tl_cluster_add_n(c, NC, TL_ROLE_CONTROLLER, NULL);
     tl_cluster_add_n(c, NB, TL_ROLE_BROKER, NULL);
-    tl_cluster_start(c);
-    for (int id = NC + 1; id <= NC + NB; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, NC + 1), id, 0, 120);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, NC + 1)->bootstrap, TOPIC, 1, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, 1, 3);
     char bs[256] = "";
     for (int id = NC + 1; id <= NC + NB; id++)
         snprintf(bs + strlen(bs), sizeof(bs) - strlen(bs), "%s%s", *bs ? "," : "",
@@ -113,7 +109,7 @@ int main(void)
     tl_load_pump(l, 1, 500); /* what the leader answered before it shrank comes in */
     int64_t stalled = tl_load_acked(l, 0);
     tl_load_bg_start(l, 1);
-    err = tl_raw_produce(tl_cluster_node(c, leader)->bootstrap, TOPIC, 0, -1, 3000, "alone");
+    int16_t err = tl_raw_produce(tl_cluster_node(c, leader)->bootstrap, TOPIC, 0, -1, 3000, "alone");
     usleep(2000 * 1000);
     tl_load_bg_stop(l);
     TL_ASSERT(err == KERR_NOT_ENOUGH_REPLICAS, "acks=-1 to the leader alone: %d, want %d", err,

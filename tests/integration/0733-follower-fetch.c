@@ -135,7 +135,6 @@ static void consume_in_rack(const char *rack, int follower)
 
 int main(void)
 {
-    tl_kraft_view v;
     char rack[N + 1][8];
     tl_init("0733-follower-fetch");
     c = tl_cluster_new("0733-follower", TL_QUORUM_SHARED);
@@ -146,11 +145,7 @@ int main(void)
         snprintf(rack[id], sizeof(rack[id]), "r%d", id);
         tl_node_set(tl_cluster_node(c, id), tl_fmt("broker.rack=%s", rack[id]));
     }
-    int q = tl_kraft_start(c, &v);
-    for (int id = 1; id <= N; id++)
-        tl_kraft_wait_fenced(tl_cluster_node(c, q), id, 0, 60);
-    int16_t err = tl_kraft_create_topic(tl_cluster_node(c, q)->bootstrap, TOPIC, 1, 3);
-    TL_ASSERT(err == 0, "CreateTopics: error %d", err);
+    tl_kraft_start_topic(c, TOPIC, 1, 3);
     double until = tl_now() + 30;
     while (!tl_kraft_isr_whole(c, TOPIC, 1, N)) {
         TL_ASSERT(tl_now() < until, "the ISR is not whole");

@@ -427,3 +427,16 @@ int32_t tl_kraft_group_partition(const char *group, int32_t n)
         h = h == 0x80000000u ? 0 : ~h + 1;
     return (int32_t)(h % (uint32_t)n);
 }
+
+int tl_kraft_start_topic(tl_cluster *c, const char *topic, int32_t nparts, int16_t rf)
+{
+    tl_kraft_view v;
+    tl_kraft_start(c, &v);
+    tl_node *first = tl_kraft_other(c, -1);
+    for (int id = 1; id <= tl_cluster_size(c); id++)
+        if (tl_cluster_node(c, id)->bootstrap[0])
+            tl_kraft_wait_fenced(first, id, 0, 120);
+    int16_t err = tl_kraft_create_topic(first->bootstrap, topic, nparts, rf);
+    TL_ASSERT(err == 0, "CreateTopics %s: error %d", topic, err);
+    return first->id;
+}

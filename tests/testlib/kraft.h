@@ -101,6 +101,10 @@ int tl_kraft_metadata(tl_node *node, const char *topic, tl_kraft_topic *out);
  * Utils.abs(String.hashCode()) % n (a negative hash's magnitude), for an
  * ASCII group id. */
 int32_t tl_kraft_group_partition(const char *group, int32_t n);
+/* A failure test's start: tl_kraft_start, every broker unfenced, then
+ * topic (nparts partitions, rf replicas) created through the first
+ * broker, the test failing on any error. Returns the first broker's id. */
+int tl_kraft_start_topic(tl_cluster *c, const char *topic, int32_t nparts, int16_t rf);
 /* For the failure tests, over whichever brokers run. A running, unpaused
  * node with the broker role other than skip (-1: any); the test fails
  * when there is none. */
