@@ -167,6 +167,7 @@ static rd_kafka_t *tl_load_consumer(const char *bootstrap, const char *topic, in
     tl_conf_set(conf, "group.id", topic);
     tl_conf_set(conf, "enable.auto.commit", "false");
     tl_conf_set(conf, "auto.offset.reset", "error"); /* a truncation below what we read shows */
+    tl_conf_set(conf, "reconnect.backoff.max.ms", "1000");
     rd_kafka_t *cons = tl_new(RD_KAFKA_CONSUMER, conf);
     rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(nparts);
     for (int32_t p = 0; p < nparts; p++)
@@ -196,6 +197,10 @@ tl_load *tl_load_new(const char *bootstrap, const char *topic, int nparts, int r
     tl_conf_set(conf, "enable.idempotence", "true");
     tl_conf_set(conf, "linger.ms", "5");
     tl_conf_set(conf, "message.timeout.ms", "300000");
+    /* a restarted broker reached again within a second, not after the
+     * client's backoff of up to 10 s: the failovers timed are the
+     * brokers' */
+    tl_conf_set(conf, "reconnect.backoff.max.ms", "1000");
     rd_kafka_conf_set_dr_msg_cb(conf, tl_load_dr);
     rd_kafka_conf_set_opaque(conf, l);
     l->rk = tl_new(RD_KAFKA_PRODUCER, conf);
