@@ -5,8 +5,12 @@
 #
 # Settings: RF 3 and acks=all, as the issue names them; every other key is
 # Kafka's default on both (kafka-ref.sh's single-node overrides, such as
-# offsets.topic.replication.factor=1, are set back to Kafka's defaults), and
-# BENCH_FLUSH_MESSAGES if given.
+# offsets.topic.replication.factor=1, are set back to Kafka's defaults),
+# BENCH_FLUSH_MESSAGES if given, and one housekeeping key as in the
+# single-node mode: log.segment.delete.delay.ms=0, so that the warm-up's
+# and each produce window's topic, deleted after it, frees its files and
+# their page cache at once (three copies of a 10 s warm-up fill most of the
+# memory here; the next window then paid for reclaim, 2-5x its CPU per GB).
 #
 # One cluster runs at a time: a run starts one broker's cluster on fresh
 # data directories, runs every cluster workload on it, and kills it (kill
@@ -37,7 +41,8 @@ CLUSTER_WARM_SECS=${BENCH_CLUSTER_WARM_SECONDS:-$([ "$QUICK" = 1 ] && echo 5 || 
 cluster_settings()
 {
     CCOMMON=(offsets.topic.replication.factor=3 transaction.state.log.replication.factor=3
-        transaction.state.log.min.isr=2 group.initial.rebalance.delay.ms=3000)
+        transaction.state.log.min.isr=2 group.initial.rebalance.delay.ms=3000
+        log.segment.delete.delay.ms=0)
     [ -z "${BENCH_FLUSH_MESSAGES:-}" ] || CCOMMON+=("log.flush.interval.messages=$BENCH_FLUSH_MESSAGES")
     # share groups: Kafka only (Strand has none yet)
     CKAFKA=(share.coordinator.state.topic.replication.factor=3 share.coordinator.state.topic.min.isr=2)
@@ -178,6 +183,22 @@ cluster_cmd()
     return $rc
 }
 
+# Deletes topic $2 of cluster $1 and waits (20 s at most) until no node
+# has its files: the memory they held is free for the next window.
+cluster_delete_topic()
+{
+    local b=$1 t=$2 i j
+    "$BENCH" delete-topic --topic "$t" -b "$CBOOT" 2>> "$WORK/$b.err" ||
+        { note "run $RUN: cannot delete $t on $b"; return 0; }
+    for ((i = 1; i <= CLUSTER_NODES; i++)); do
+        for ((j = 0; j < 200; j++)); do
+            compgen -G "$WORK/$b-$i/data/$t-*" > /dev/null || break
+            sleep 0.1
+        done
+    done
+    return 0
+}
+
 # Restarts the node failover killed (its data kept) and waits until it is
 # back in sync: the next failover needs the whole cluster.
 cluster_revive()
@@ -200,7 +221,8 @@ cluster_workload()
             local comp=${wl#cluster-raw-1024-all-}
             comp=${comp%-1}
             cluster_cmd "$b" "$wl" rawproduce --topic "$wl" --size 1024 --acks all \
-                --compression "$comp" --seconds "$SECS" --partitions 1 --pin 0 --replication 3 ;;
+                --compression "$comp" --seconds "$SECS" --partitions 1 --pin 0 --replication 3
+            cluster_delete_topic "$b" "$wl" ;;
         cluster-latency)
             cluster_cmd "$b" "$wl" latency --topic "$wl" --size 1024 --acks all \
                 --rate "$LAT_RATE" --seconds "$LAT_SECS" --partitions 1 --replication 3 ;;
@@ -224,9 +246,11 @@ cluster_workload()
                 [ $try = 6 ] && die "$b cluster: the warm-up failed 6 times (see $WORK/$b.err)"
                 sleep 2
             done
+            cluster_delete_topic "$b" "warmup-$try"
             cluster_cmd "$b" warmup-raw rawproduce --topic warmup-raw --size 1024 --acks all \
                 --compression "$CODEC" --seconds "$CLUSTER_WARM_SECS" --partitions 1 --pin 0 \
-                --replication 3 ;;
+                --replication 3
+            cluster_delete_topic "$b" warmup-raw ;;
     esac
 }
 
