@@ -36,11 +36,13 @@
 
 typedef struct bench_fo_s {
     rd_kafka_t *rk;
+    const char *bootstrap, *topic;
     int32_t victim;
     volatile double t_kill;    /* 0 until the kill */
     volatile double t_first;   /* first ack from another broker after it */
     volatile double t_last_ok; /* last successful delivery report */
     volatile double t_steady;  /* first ack from the victim */
+    volatile double t_leader;  /* first Metadata naming another leader */
     int32_t first_from;
     int64_t ok, failed, after_kill_victim;
     volatile int stop;
@@ -220,6 +222,30 @@ static void *fo_poll(void *arg)
     return NULL;
 }
 
+/* Asks for the partition's leader (a client of its own) until it is not
+ * the victim, from the kill on; 0 if that never happened. */
+static void *fo_watch(void *arg)
+{
+    bench_fo_t *fo = arg;
+    rd_kafka_t *rk = bench_new(RD_KAFKA_PRODUCER, bench_conf(fo->bootstrap));
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, fo->topic, NULL);
+    while (!fo->stop && !fo->t_leader) {
+        const struct rd_kafka_metadata *md = NULL;
+        if (fo->t_kill > 0 && rd_kafka_metadata(rk, 0, rkt, &md, 1000) == 0) {
+            const rd_kafka_metadata_topic_t *t = &md->topics[0];
+            if (md->topic_cnt == 1 && t->partition_cnt == 1 && t->partitions[0].leader >= 0 &&
+                t->partitions[0].leader != fo->victim)
+                fo->t_leader = bench_now();
+        }
+        if (md)
+            rd_kafka_metadata_destroy(md);
+        usleep(20000);
+    }
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(rk);
+    return NULL;
+}
+
 static rd_kafka_t *fo_producer(const bench_opts_t *o, bench_fo_t *fo)
 {
     rd_kafka_conf_t *conf = bench_conf(o->bootstrap);
@@ -279,12 +305,14 @@ static int fo_never(const bench_fo_t *fo)
 int bench_cmd_failover(const bench_opts_t *o)
 {
     bench_fo_t fo;
-    pthread_t thr;
+    pthread_t thr, watch;
     uint64_t seq = 0;
     if (o->npids < 3 || !o->controllers || o->rate <= 0)
         bench_die("failover needs --pid A,B,C (nodes 1..n), --controllers and --rate");
     memset(&fo, 0, sizeof(fo));
     fo.first_from = -1;
+    fo.bootstrap = o->bootstrap;
+    fo.topic = o->topic;
     int32_t ctl = fo_active_controller(o);
     fo.victim = o->kill_controller ? ctl : (ctl == 1 ? 2 : 1);
     fo.rk = fo_producer(o, &fo);
@@ -292,6 +320,7 @@ int bench_cmd_failover(const bench_opts_t *o)
     fo_wait_whole(fo.rk, o, fo.victim);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(fo.rk, o->topic, NULL);
     pthread_create(&thr, NULL, fo_poll, &fo);
+    pthread_create(&watch, NULL, fo_watch, &fo);
 
     /* acknowledged by the victim, then o->seconds of steady load */
     fo_send_until(&fo, rkt, o, &seq, bench_now() + 30, fo_steady);
@@ -308,6 +337,7 @@ int bench_cmd_failover(const bench_opts_t *o)
     rd_kafka_flush(fo.rk, 30000);
     fo.stop = 1;
     pthread_join(thr, NULL);
+    pthread_join(watch, NULL);
 
     bench_result("failover_victim", fo.victim);
     bench_result("failover_controller", ctl);
@@ -319,6 +349,8 @@ int bench_cmd_failover(const bench_opts_t *o)
     bench_result("errors", (double)fo.failed);
     if (fo.t_first > 0)
         bench_result("failover_ms", (fo.t_first - fo.t_kill) * 1000);
+    if (fo.t_leader > 0)
+        bench_result("failover_leader_ms", (fo.t_leader - fo.t_kill) * 1000);
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(fo.rk);
     return fo.t_first > 0 && !fo.failed ? 0 : 1;

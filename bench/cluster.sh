@@ -30,6 +30,7 @@
 #                  producer at BENCH_LAT_RATE to one partition led by a node
 #                  that is not the active controller; kill -9 of that node,
 #                  time to the first acknowledgement from another broker
+#                  (and to the first Metadata answer naming a new leader)
 #   cluster-failover-ctl      the same once the killed node is back, the
 #                  leader being the active controller (not in quick mode)
 

@@ -321,8 +321,10 @@ function cluster_tables(    wl, i, c, r) {
     chead("Failover: kill -9 of a partition's leader to the first ack from another broker, ms " \
           "(idempotent acks=all producer)")
     srow("leader not the active controller", "cluster-failover", "failover_ms")
+    srow("  kill to a new leader in Metadata", "cluster-failover", "failover_leader_ms")
     srow("  failed deliveries", "cluster-failover", "errors")
     srow("leader is the active controller", "cluster-failover-ctl", "failover_ms")
+    srow("  kill to a new leader in Metadata", "cluster-failover-ctl", "failover_leader_ms")
     srow("  failed deliveries", "cluster-failover-ctl", "errors")
     if (mark("cluster-failover") mark("cluster-failover-ctl") != "")
         printf "  %s\n", mark("cluster-failover") mark("cluster-failover-ctl")
