@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,10 @@ rd_kafka_conf_t *bench_conf(const char *bootstrap)
     bench_conf_set(conf, "client.id", "strand-bench");
     /* ApiVersions and Metadata at once, not after a 1 s backoff */
     bench_conf_set(conf, "reconnect.backoff.ms", "10");
+    /* BENCH_RDKAFKA_DEBUG=metadata,broker...: librdkafka's own log on
+     * stderr, to see where a figure's time goes */
+    if (getenv("BENCH_RDKAFKA_DEBUG"))
+        bench_conf_set(conf, "debug", getenv("BENCH_RDKAFKA_DEBUG"));
     return conf;
 }
 

@@ -20,7 +20,8 @@
 # BENCH_CONSUME_MB (cold consume volume), BENCH_LAT_RATE (msgs/s, default
 # 500), BENCH_LAT_SECONDS, BENCH_FLUSH_MESSAGES (log.flush.interval.messages
 # for both brokers; default unset: no fsync, both brokers' default),
-# BENCH_CLUSTER=1 (as --cluster).
+# BENCH_CLUSTER=1 (as --cluster), BENCH_RDKAFKA_DEBUG (librdkafka's debug
+# contexts for strand-bench, logged to BENCH_DIR/<broker>.err).
 #
 # Each run starts both brokers on fresh data directories (timing start-up),
 # warms them up, runs every workload on one then the other (alternating who
