@@ -20,6 +20,8 @@
 #include <sys/types.h>
 #include <librdkafka/rdkafka.h>
 
+#define BENCH_MAX_PIDS 8
+
 /* Options of all subcommands; each uses the ones it needs. */
 typedef struct bench_opts_s {
     const char *bootstrap; /* host:port */
@@ -29,6 +31,11 @@ typedef struct bench_opts_s {
     const char *group;
     const char *data;        /* delete-topic: the broker's data directory */
     pid_t pid;             /* broker process to sample, 0: none */
+    pid_t pids[BENCH_MAX_PIDS]; /* --pid A,B,C: a cluster's, node id i+1 at [i] */
+    int npids;             /* how many (pids[0] == pid) */
+    int replication;       /* topics' replication factor (default 1) */
+    const char *controllers; /* failover: the controller listeners, host:port,... */
+    int kill_controller;   /* failover: kill the leader that is active controller too */
     int partitions;        /* topic's partition count */
     int pin_partition;     /* -1: partitioner; else every message goes there */
     int auto_create;       /* create topics by Metadata, not CreateTopics */
@@ -62,6 +69,9 @@ const char *bench_payload(uint64_t i, int size);
  * gone. bench_proc_cpu2 splits them (returns -1 if gone). */
 double bench_proc_cpu(pid_t pid);
 int bench_proc_cpu2(pid_t pid, double *user, double *sys);
+/* The same summed over every --pid process (a cluster's brokers): -1 if
+ * one of them is gone. */
+int bench_pids_cpu2(const bench_opts_t *o, double *user, double *sys);
 /* A "Vm..:" field of /proc/PID/status in MiB (e.g. "VmHWM"); -1 if absent. */
 double bench_proc_mem_mb(pid_t pid, const char *field);
 /* Flushes dirty pages and, if asked and allowed, drops the page cache.
@@ -99,6 +109,9 @@ rd_kafka_t *bench_new(rd_kafka_type_t type, rd_kafka_conf_t *conf);
  * or auto-creation through Metadata with o->auto_create) and every
  * partition has a leader. Returns the partition count it has. */
 int bench_topic_ensure(rd_kafka_t *rk, const bench_opts_t *o);
+/* The leader of topic's partition part as "host:port" into addr (len
+ * bytes), from a Metadata request: its node id, or -1 if unknown. */
+int32_t bench_leader_addr(rd_kafka_t *rk, const char *topic, int part, char *addr, size_t len);
 /* Low and high watermark of one partition; dies on error. */
 void bench_watermarks(rd_kafka_t *rk, const char *topic, int part, int64_t *lo, int64_t *hi);
 
@@ -148,6 +161,7 @@ int bench_cmd_delete(const bench_opts_t *o);
 int bench_cmd_consume(const bench_opts_t *o);
 int bench_cmd_fetch(const bench_opts_t *o);
 int bench_cmd_latency(const bench_opts_t *o);
+int bench_cmd_failover(const bench_opts_t *o);
 int bench_cmd_group(const bench_opts_t *o);
 int bench_cmd_limit_tcp(const bench_opts_t *o);
 int bench_cmd_limit_fs(const bench_opts_t *o);

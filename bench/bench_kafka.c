@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,10 @@ rd_kafka_conf_t *bench_conf(const char *bootstrap)
     bench_conf_set(conf, "client.id", "strand-bench");
     /* ApiVersions and Metadata at once, not after a 1 s backoff */
     bench_conf_set(conf, "reconnect.backoff.ms", "10");
+    /* BENCH_RDKAFKA_DEBUG=metadata,broker...: librdkafka's own log on
+     * stderr, to see where a figure's time goes */
+    if (getenv("BENCH_RDKAFKA_DEBUG"))
+        bench_conf_set(conf, "debug", getenv("BENCH_RDKAFKA_DEBUG"));
     return conf;
 }
 
@@ -40,11 +45,11 @@ rd_kafka_t *bench_new(rd_kafka_type_t type, rd_kafka_conf_t *conf)
     return rk;
 }
 
-static void bench_create_topic(rd_kafka_t *rk, const char *topic, int partitions)
+static void bench_create_topic(rd_kafka_t *rk, const char *topic, int partitions, int rf)
 {
     char err[256];
     size_t cnt = 0;
-    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, sizeof(err));
+    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, rf, err, sizeof(err));
     if (!nt)
         bench_die("NewTopic %s: %s", topic, err);
     rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
@@ -84,7 +89,7 @@ static int bench_topic_ready(rd_kafka_t *rk, rd_kafka_topic_t *rkt)
 int bench_topic_ensure(rd_kafka_t *rk, const bench_opts_t *o)
 {
     if (!o->auto_create)
-        bench_create_topic(rk, o->topic, o->partitions);
+        bench_create_topic(rk, o->topic, o->partitions, o->replication);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, o->topic, NULL);
     double until = bench_now() + 30;
     int n;
@@ -96,6 +101,23 @@ int bench_topic_ensure(rd_kafka_t *rk, const bench_opts_t *o)
     }
     rd_kafka_topic_destroy(rkt);
     return n;
+}
+
+int32_t bench_leader_addr(rd_kafka_t *rk, const char *topic, int part, char *addr, size_t len)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    int32_t leader = -1;
+    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        if (md->topic_cnt == 1 && part < md->topics[0].partition_cnt)
+            leader = md->topics[0].partitions[part].leader;
+        for (int i = 0; leader >= 0 && i < md->broker_cnt; i++)
+            if (md->brokers[i].id == leader)
+                snprintf(addr, len, "%s:%d", md->brokers[i].host, md->brokers[i].port);
+        rd_kafka_metadata_destroy(md);
+    }
+    rd_kafka_topic_destroy(rkt);
+    return leader;
 }
 
 void bench_watermarks(rd_kafka_t *rk, const char *topic, int part, int64_t *lo, int64_t *hi)

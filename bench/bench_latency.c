@@ -191,9 +191,9 @@ int bench_cmd_latency(const bench_opts_t *o)
     bench_lat_consumer(o, &lt);
 
     bench_lat_run(&lt, rkt, o, &cpu0);
-    if (o->pid > 0) /* of one core, over the paced window */
-        bench_result("broker_cpu_pct",
-                     (bench_proc_cpu(o->pid) - cpu0.user - cpu0.sys) * 100 / o->seconds);
+    double user, sys; /* of one core, over the paced window (a cluster's: summed) */
+    if (o->pid > 0 && bench_pids_cpu2(o, &user, &sys) == 0)
+        bench_result("broker_cpu_pct", (user + sys - cpu0.user - cpu0.sys) * 100 / o->seconds);
     bench_report_cpu(o, &cpu0, lt.ne2e, (double)lt.ne2e * o->size);
     bench_lat_report(&lt);
     rd_kafka_topic_destroy(rkt);

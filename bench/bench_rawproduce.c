@@ -58,7 +58,7 @@ typedef struct raw_req_s {
 typedef struct raw_conn_s {
     const bench_opts_t *o;
     const raw_req_t *req;
-    const char *host;
+    const char *host; /* the partition's leader */
     int port;
     double t0, end;       /* window: start, and when to stop sending */
     double last;          /* time of the last response */
@@ -316,15 +316,15 @@ static void *raw_conn_run(void *arg)
 
 /* Runs conns connections for secs; returns the records acknowledged and
  * sets *elapsed (start to the last response) and *failed. */
-static int64_t raw_window(const bench_opts_t *o, const raw_req_t *req, int conns, double secs,
-                          double *elapsed, int64_t *failed)
+static int64_t raw_window(const bench_opts_t *o, const raw_req_t *req, const char *leader,
+                          int conns, double secs, double *elapsed, int64_t *failed)
 {
     raw_conn_t c[RAW_MAX_CONNS];
     pthread_t thr[RAW_MAX_CONNS];
     char host[256];
     int port;
     int64_t acked = 0;
-    bench_hostport(o->bootstrap, host, sizeof(host), &port);
+    bench_hostport(leader, host, sizeof(host), &port);
     double t0 = bench_now(), last = t0;
     for (int i = 0; i < conns; i++) {
         c[i] = (raw_conn_t){o, req, host, port, t0, t0 + secs, t0, 0, 0};
@@ -350,10 +350,18 @@ int bench_cmd_rawproduce(const bench_opts_t *o)
     int conns = o->connections > 0 ? o->connections : 4;
     if (conns > RAW_MAX_CONNS)
         bench_die("rawproduce: at most %d connections", RAW_MAX_CONNS);
+    char leader[300];
     raw_crc_init();
-    /* the topic through librdkafka (CreateTopics or auto-creation) */
+    /* the topic through librdkafka (CreateTopics or auto-creation), and
+     * the broker that leads it: in a cluster (-b A,B,C) the requests go
+     * there; a single node leads them all. With several partitions in a
+     * cluster, the first's leader would refuse the others' (NOT_LEADER):
+     * the cluster workloads pin one partition. */
     rd_kafka_t *rk = bench_new(RD_KAFKA_PRODUCER, bench_conf(o->bootstrap));
     bench_topic_ensure(rk, o);
+    if (bench_leader_addr(rk, o->topic, o->pin_partition >= 0 ? o->pin_partition : 0, leader,
+                          sizeof(leader)) < 0)
+        bench_die("rawproduce: %s has no leader", o->topic);
     rd_kafka_destroy(rk);
     raw_request(&req, o);
 
@@ -361,14 +369,14 @@ int bench_cmd_rawproduce(const bench_opts_t *o)
      * refuse writes (NOT_LEADER) for a moment after its creation */
     double until = bench_now() + 15;
     do {
-        raw_window(o, &req, conns, 0.2, &secs, &failed);
+        raw_window(o, &req, leader, conns, 0.2, &secs, &failed);
     } while (failed && bench_now() < until && !usleep(100000));
     if (failed)
         bench_die("rawproduce: the broker refused the warm-up requests for 15 s");
     bench_settle(0);
     bench_cpu_t cpu0;
     bench_cpu_start(o, &cpu0);
-    int64_t msgs = raw_window(o, &req, conns, o->seconds, &secs, &failed);
+    int64_t msgs = raw_window(o, &req, leader, conns, o->seconds, &secs, &failed);
     double bytes = (double)msgs * o->size;
     bench_report_cpu(o, &cpu0, msgs, bytes);
     bench_result("msgs", (double)msgs);

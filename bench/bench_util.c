@@ -153,6 +153,19 @@ int bench_proc_cpu2(pid_t pid, double *user, double *sys)
     return 0;
 }
 
+int bench_pids_cpu2(const bench_opts_t *o, double *user, double *sys)
+{
+    *user = *sys = 0;
+    for (int i = 0; i < o->npids; i++) {
+        double u, s;
+        if (bench_proc_cpu2(o->pids[i], &u, &s) < 0)
+            return -1;
+        *user += u;
+        *sys += s;
+    }
+    return o->npids ? 0 : -1;
+}
+
 double bench_proc_mem_mb(pid_t pid, const char *field)
 {
     char path[64], buf[8192];
@@ -226,7 +239,7 @@ void bench_cpu_start(const bench_opts_t *o, bench_cpu_t *c)
 {
     c->user = c->sys = 0;
     if (o->pid > 0)
-        bench_proc_cpu2(o->pid, &c->user, &c->sys);
+        bench_pids_cpu2(o, &c->user, &c->sys);
     c->self = bench_self_cpu();
     c->machine = bench_machine_busy();
     c->t = bench_now();
@@ -247,7 +260,7 @@ void bench_report_cpu(const bench_opts_t *o, const bench_cpu_t *c0, int64_t msgs
     bench_cpu_t c1;
     double self = bench_self_cpu() - c0->self;
     bench_result("client_cpu_s", self);
-    if (o->pid <= 0 || bench_proc_cpu2(o->pid, &c1.user, &c1.sys) < 0)
+    if (o->pid <= 0 || bench_pids_cpu2(o, &c1.user, &c1.sys) < 0)
         return;
     double user = c1.user - c0->user, cpu = user + c1.sys - c0->sys;
     bench_report_others(c0, cpu, self);

@@ -3,7 +3,8 @@
 # Input lines: run <TAB> broker <TAB> workload <TAB> metric <TAB> value, with
 # broker strand, kafka or limit. Every figure printed is the median over
 # the runs; ratios are taken between medians. Variables: strand, kafka
-# (1 if that broker was run), codec (the compressed produce variants).
+# (1 if that broker was run), codec (the compressed produce variants),
+# cluster (1: the cluster mode's table, bench/cluster.sh).
 # Portable awk (mawk): no asort, no gensub.
 
 BEGIN { FS = "\t" }
@@ -268,9 +269,94 @@ function targets(    r, x) {
     printf "  %-44s %-14s\n", "(one librdkafka producer: worst S/K CPU/msg", C["produce-"] ")"
 }
 
+# min-max of metric m of workload wl over the runs of broker b: the spread.
+function spread(b, wl, m,    k, c, i, lo, hi) {
+    k = b SUBSEP wl SUBSEP m
+    c = n[k]
+    if (!c)
+        return "-"
+    lo = hi = v[k, 1]
+    for (i = 2; i <= c; i++) {
+        if (v[k, i] < lo) lo = v[k, i]
+        if (v[k, i] > hi) hi = v[k, i]
+    }
+    return c == 1 ? fmt(lo) : fmt(lo) "-" fmt(hi)
+}
+
+# A row with the spread of both brokers after it.
+function srow(what, wl, m) {
+    printf "  %-34s %12s %12s %7s   %s / %s\n", what, fmt(med("strand", wl, m)), \
+        fmt(med("kafka", wl, m)), ratio(med("strand", wl, m), med("kafka", wl, m)), \
+        spread("strand", wl, m), spread("kafka", wl, m)
+}
+
+function chead(title) {
+    printf "\n%s\n", title
+    printf "  %-34s %12s %12s %7s   %s\n", "", "Strand", "Kafka", "S/K", "spread S / K (min-max)"
+}
+
+function cluster_tables(    wl, i, c, r) {
+    for (i = 1; i <= 2; i++) {
+        c = i == 1 ? "none" : codec
+        if (i == 2 && c == "none")
+            break
+        wl = "cluster-raw-1024-all-" c "-1"
+        chead("Cluster produce, RF 3, acks=all, 1 KB, " c ", one partition (raw Produce v7 to its leader, " \
+              "4 connections x 5 in flight)" mark(wl))
+        srow("msgs/s", wl, "msgs_per_s")
+        srow("MB/s of values", wl, "mb_per_s")
+        srow("3 brokers' CPU s per GB", wl, "cpu_s_per_gb")
+        srow("3 brokers' CPU s per M msgs", wl, "cpu_s_per_mmsg")
+        srow("other processes, % of one core", wl, "others_cpu_pct")
+    }
+    wl = "cluster-latency"
+    chead("Cluster latency, RF 3, acks=all, 1 KB, linger.ms=0, one partition, ms" mark(wl))
+    srow("end-to-end p50", wl, "e2e_p50_ms")
+    srow("end-to-end p99", wl, "e2e_p99_ms")
+    srow("end-to-end p99.9", wl, "e2e_p999_ms")
+    srow("produce (ack) p50", wl, "produce_p50_ms")
+    srow("produce (ack) p99", wl, "produce_p99_ms")
+    srow("3 brokers' CPU, % of one core", wl, "broker_cpu_pct")
+    srow("other processes, % of one core", wl, "others_cpu_pct")
+    chead("Failover: kill -9 of a partition's leader to the first ack from another broker, ms " \
+          "(idempotent acks=all producer)")
+    srow("leader not the active controller", "cluster-failover", "failover_ms")
+    srow("  kill to a new leader in Metadata", "cluster-failover", "failover_leader_ms")
+    srow("  failed deliveries", "cluster-failover", "errors")
+    srow("leader is the active controller", "cluster-failover-ctl", "failover_ms")
+    srow("  kill to a new leader in Metadata", "cluster-failover-ctl", "failover_leader_ms")
+    srow("  failed deliveries", "cluster-failover-ctl", "errors")
+    if (mark("cluster-failover") mark("cluster-failover-ctl") != "")
+        printf "  %s\n", mark("cluster-failover") mark("cluster-failover-ctl")
+
+    if (!strand || !kafka)
+        return
+    printf "\nTargets (issue 13)\n"
+    for (i = 1; i <= 2; i++) {
+        c = i == 1 ? "none" : codec
+        if (i == 2 && c == "none")
+            break
+        wl = "cluster-raw-1024-all-" c "-1"
+        r = ratio(med("strand", wl, "msgs_per_s"), med("kafka", wl, "msgs_per_s"))
+        target("RF 3 produce throughput, S/K (" c ")", r, "> 1", r + 0 > 1)
+        r = ratio(med("strand", wl, "cpu_s_per_gb"), med("kafka", wl, "cpu_s_per_gb"))
+        target("RF 3 CPU per GB, S/K (" c ")", r, "< 1", r + 0 < 1)
+    }
+    r = ratio(med("strand", "cluster-latency", "e2e_p99_ms"), med("kafka", "cluster-latency", "e2e_p99_ms"))
+    target("RF 3 end-to-end p99, S/K", r, "< 1", r + 0 < 1)
+    r = ratio(med("strand", "cluster-failover", "failover_ms"), med("kafka", "cluster-failover", "failover_ms"))
+    target("failover, S/K", r, "< 0.5", r + 0 < 0.5)
+    r = ratio(med("strand", "cluster-failover-ctl", "failover_ms"), med("kafka", "cluster-failover-ctl", "failover_ms"))
+    target("failover of the active controller, S/K", r, "< 0.5", r + 0 < 0.5)
+}
+
 END {
     if (!strand && !kafka)
         exit
+    if (cluster) {
+        cluster_tables()
+        exit
+    }
     produce_tables()
     other_tables()
     if (strand && kafka)

@@ -2,7 +2,7 @@
 # bench/run.sh: Strand side by side with Apache Kafka and the machine's
 # physical limits (what `make bench` and `make bench-kafka` run).
 #
-#   run.sh [--build DIR] [--kafka] [--no-strand] [--quick] [--runs N]
+#   run.sh [--build DIR] [--kafka] [--no-strand] [--quick] [--runs N] [--cluster]
 #
 #   --build DIR   the build directory holding ./strand and bench/strand-bench
 #                 (default: the current directory)
@@ -11,6 +11,7 @@
 #   --quick       the quick mode (< 2 minutes): one run, shorter workloads,
 #                 fewer produce variants
 #   --runs N      runs per figure (default 3, quick 1); the table shows medians
+#   --cluster     three-node clusters instead of single nodes (bench/cluster.sh)
 #
 # Environment (all optional): BENCH_QUICK=1 (as --quick), BENCH_RUNS,
 # BENCH_DIR (work directory, default BUILD/bench-work; it must be on the file
@@ -18,7 +19,9 @@
 # BENCH_SECONDS (produce window), BENCH_CODEC (default lz4),
 # BENCH_CONSUME_MB (cold consume volume), BENCH_LAT_RATE (msgs/s, default
 # 500), BENCH_LAT_SECONDS, BENCH_FLUSH_MESSAGES (log.flush.interval.messages
-# for both brokers; default unset: no fsync, both brokers' default).
+# for both brokers; default unset: no fsync, both brokers' default),
+# BENCH_CLUSTER=1 (as --cluster), BENCH_RDKAFKA_DEBUG (librdkafka's debug
+# contexts for strand-bench, logged to BENCH_DIR/<broker>.err).
 #
 # Each run starts both brokers on fresh data directories (timing start-up),
 # warms them up, runs every workload on one then the other (alternating who
@@ -34,10 +37,12 @@ WITH_STRAND=1
 QUICK=${BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] || [ "$QUICK" = 1 ] || QUICK=1
 RUNS=${BENCH_RUNS:-}
+CLUSTER=${BENCH_CLUSTER:-0}
+[ "$CLUSTER" = 0 ] || [ "$CLUSTER" = 1 ] || CLUSTER=1
 
 die() { echo "bench: $*" >&2; exit 1; }
 note() { echo "bench: $*" >&2; }
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
         --no-strand) WITH_STRAND=0 ;;
         --quick) QUICK=1 ;;
         --runs) RUNS=$2; shift ;;
+        --cluster) CLUSTER=1 ;;
         *) usage ;;
     esac
     shift
@@ -271,6 +277,8 @@ cleanup()
     resume_all
     stop_broker strand
     stop_broker kafka
+    cluster_stop strand
+    cluster_stop kafka
     rm -f "$WORK/strand-bench-keeper.tmp"
 }
 
@@ -469,6 +477,7 @@ machine_header()
     echo "client: strand-bench on librdkafka $(pkg-config --modversion rdkafka 2>/dev/null || echo '?'), same machine"
     echo "$([ "$QUICK" = 1 ] && echo quick || echo full) mode, median of $RUNS run(s); produce ${SECS} s per figure; topics $([ "$AUTO" = 1 ] && echo "auto-created, 16 partitions" || echo "by CreateTopics"); fsync policy: ${flush:-none, the default of both}"
     echo "memory: $PR_STATE (see bench/run.sh)"
+    [ "$CLUSTER" = 0 ] || echo "cluster mode: 3 combined nodes per broker, one static quorum, RF 3, acks=all, Kafka's defaults otherwise; one cluster at a time (see bench/cluster.sh)"
 }
 
 # On a VM with free page reporting (virtio-balloon), memory left free for
@@ -502,7 +511,10 @@ page_reporting_restore()
     return 0
 }
 
-declare -A PID SPAWN PORT
+# shellcheck source=cluster.sh
+. "$SRC/bench/cluster.sh"
+
+declare -A PID SPAWN PORT CPORT
 trap 'exit 130' INT TERM
 trap 'cleanup; page_reporting_restore' EXIT
 CONSUME_BYTES=$((CONSUME_MB * 1048576))
@@ -510,16 +522,25 @@ T0=$(date +%s)
 RUN=0
 choose_topic_mode
 common_settings
-[ $WITH_KAFKA = 1 ] && kafka_template
-workloads
+if [ "$CLUSTER" = 1 ]; then
+    [ "$AUTO" = 0 ] || die "the cluster mode needs CreateTopics"
+    cluster_settings
+    cluster_workloads
+else
+    [ $WITH_KAFKA = 1 ] && kafka_template
+    workloads
+fi
+[ $WITH_KAFKA = 0 ] || "$KREF" fetch || die "cannot fetch Kafka"
 page_reporting_off
 note "writing $((PREFAULT / 1000000)) MB once, so the runs write into memory the host has backed ($PR_STATE)"
 record 0 limit limit <<< "$("$BENCH" prefault --dir "$WORK" --bytes "$PREFAULT")"
 machine_header > "$WORK/header.txt"
-for ((RUN = 1; RUN <= RUNS; RUN++)); do one_run; done
+for ((RUN = 1; RUN <= RUNS; RUN++)); do
+    if [ "$CLUSTER" = 1 ]; then cluster_run; else one_run; fi
+done
 {
     cat "$WORK/header.txt"
-    awk -v kafka=$WITH_KAFKA -v strand=$WITH_STRAND -v codec="$CODEC" \
+    awk -v kafka=$WITH_KAFKA -v strand=$WITH_STRAND -v codec="$CODEC" -v cluster="$CLUSTER" \
         -f "$SRC/bench/report.awk" "$RESULTS"
     echo "(wall time $(($(date +%s) - T0)) s; every figure of every run: $RESULTS)"
 } > "$WORK/table.txt"

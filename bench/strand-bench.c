@@ -20,13 +20,16 @@ static const char bench_usage_text[] =
     "  fetch       the same with raw Fetch requests (no client library)\n"
     "  latency     end-to-end latency at --rate msgs/s for --seconds\n"
     "  group       consumer-group join/rebalance/leave times\n"
+    "  failover    kill -9 of a partition's leader (--pid of each node) under an\n"
+    "              idempotent acks=all producer at --rate: kill to first ack elsewhere\n"
     "  limit-tcp   loopback TCP transfer of --bytes\n"
     "  limit-fs    write/fsync/cold read of --bytes in --dir\n"
     "  prefault    write and delete --bytes in --dir (the first write to memory)\n"
     "options: -b HOST:PORT  --pid PID  --topic T  --partitions N  --pin P  --auto-create\n"
     "  --size B  --acks 1|-1|all  --compression none|gzip|snappy|lz4|zstd  --seconds S\n"
     "  --bytes N  --rate R  --drop-caches  --fetch-bytes N  --dir D  --group G\n"
-    "  --connections N  --data D\n";
+    "  --connections N  --data D  --replication N  --controllers H:P,..\n"
+    "  --kill-controller (--pid A,B,C: a cluster's nodes 1, 2, 3; CPU is their sum)\n";
 
 static void bench_usage(void)
 {
@@ -49,6 +52,25 @@ static void bench_defaults(bench_opts_t *o)
     o->bytes = 256 << 20;
     o->rate = 1000;
     o->fetch_bytes = 1 << 20;
+    o->replication = 1;
+}
+
+/* --pid A[,B...]: the first is o->pid, all are o->pids. */
+static int bench_opt_pids(bench_opts_t *o, const char *v)
+{
+    char *end;
+    o->npids = 0;
+    for (;;) {
+        long pid = strtol(v, &end, 10);
+        if (end == v || pid <= 0 || o->npids == BENCH_MAX_PIDS)
+            return 0;
+        o->pids[o->npids++] = (pid_t)pid;
+        if (*end != ',')
+            break;
+        v = end + 1;
+    }
+    o->pid = o->pids[0];
+    return *end == '\0';
 }
 
 /* One option at argv[*i] (advancing *i past its value); 0 if unknown. */
@@ -59,13 +81,19 @@ static int bench_opt(bench_opts_t *o, int argc, char **argv, int *i)
         return o->auto_create = 1;
     if (!strcmp(k, "--drop-caches"))
         return o->drop_caches = 1;
+    if (!strcmp(k, "--kill-controller"))
+        return o->kill_controller = 1;
     if (*i + 1 >= argc)
         return 0;
     v = argv[++*i];
     if (!strcmp(k, "-b") || !strcmp(k, "--bootstrap"))
         o->bootstrap = v;
     else if (!strcmp(k, "--pid"))
-        o->pid = atoi(v);
+        return bench_opt_pids(o, v);
+    else if (!strcmp(k, "--replication"))
+        o->replication = atoi(v);
+    else if (!strcmp(k, "--controllers"))
+        o->controllers = v;
     else if (!strcmp(k, "--topic"))
         o->topic = v;
     else if (!strcmp(k, "--partitions"))
@@ -111,7 +139,7 @@ int main(int argc, char **argv)
         {"consume", bench_cmd_consume},     {"fetch", bench_cmd_fetch},
         {"latency", bench_cmd_latency},     {"group", bench_cmd_group},
         {"limit-tcp", bench_cmd_limit_tcp}, {"limit-fs", bench_cmd_limit_fs},
-        {"prefault", bench_cmd_prefault},
+        {"prefault", bench_cmd_prefault},   {"failover", bench_cmd_failover},
     };
     bench_opts_t o;
     if (argc < 2)
@@ -122,7 +150,8 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i++)
         if (!bench_opt(&o, argc, argv, &i))
             bench_usage();
-    if (o.size <= 0 || o.partitions <= 0 || o.bytes <= 0 || o.seconds <= 0)
+    if (o.size <= 0 || o.partitions <= 0 || o.bytes <= 0 || o.seconds <= 0 ||
+        o.replication <= 0)
         bench_usage();
     bench_payload(0, 0); /* the pool is built before any thread starts */
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
