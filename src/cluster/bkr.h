@@ -66,8 +66,9 @@ typedef struct bkr_ctl_s {
 } bkr_ctl_t;
 
 /* cluster_id is copied (NUL-terminated, at most 63 bytes). A session
- * whose link closes ends after two heartbeat intervals
- * (broker.heartbeat.interval.ms), never later than the session would. */
+ * whose link closes ends one and a half heartbeat intervals
+ * (broker.heartbeat.interval.ms) later, never later than the session
+ * would: a live broker heartbeats again within an interval. */
 void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout_ms,
                   int64_t heartbeat_interval_ms);
 void bkr_ctl_free(bkr_ctl_t *bc);
@@ -147,7 +148,7 @@ void bkr_heartbeat(bkr_ctl_t *bc, const meta_image_t *img, const bkr_heartbeat_r
  * one that is only slow keeps them; a live broker that lost its link
  * connects again and heartbeats within an interval (Kafka's brokers
  * retry after 100 ms). So its session expires after the link grace
- * unless a heartbeat comes first: failover in about two heartbeat
+ * unless a heartbeat comes first: failover in one and a half heartbeat
  * intervals instead of a whole session. Nothing when the epoch is not
  * the registration's (an older incarnation's link). */
 void bkr_link_lost(bkr_ctl_t *bc, const meta_image_t *img, int32_t id, int64_t epoch,

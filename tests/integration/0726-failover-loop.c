@@ -12,7 +12,7 @@
  *     next round waits until every partition's ISR has the three again.
  * broker.session.timeout.ms=4000, and heartbeats every 500 ms: a killed
  * broker whose heartbeat link to the active controller closed is fenced
- * two heartbeat intervals later, one that was the active controller
+ * one and a half heartbeat intervals later, one that was the active controller
  * itself when the new one's fresh sessions expire.
  * Every acknowledgement must come at the offset of its message's place in
  * its partition, in order (nothing duplicated, nothing skipped); the
@@ -74,7 +74,7 @@ int main(void)
     int rounds = getenv("T0726_ROUNDS") ? atoi(getenv("T0726_ROUNDS")) : 3;
     c = tl_cluster_new("0726-failover", TL_QUORUM_SHARED);
     tl_cluster_set(c, "broker.session.timeout.ms=4000");
-    tl_cluster_set(c, "broker.heartbeat.interval.ms=500"); /* fenced 1 s after its link closed */
+    tl_cluster_set(c, "broker.heartbeat.interval.ms=500"); /* fenced 0.75 s after its link closed */
     tl_cluster_set(c, "min.insync.replicas=2");
     tl_cluster_add_n(c, N, TL_ROLE_COMBINED, NULL);
     tl_kraft_start_topic(c, TOPIC, NPART, 3);

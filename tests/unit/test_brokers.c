@@ -486,8 +486,8 @@ static void test_session_expiry(void)
     CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + TIMEOUT + 1);
 }
 
-/* A closed heartbeat link shortens the session to the grace (two
- * heartbeat intervals), not for another epoch, and a heartbeat on a new
+/* A closed heartbeat link shortens the session to the grace (one and a
+ * half heartbeat intervals), not for another epoch, and a heartbeat on a new
  * link gives the whole session back. */
 static void test_session_link_lost(void)
 {
@@ -499,9 +499,9 @@ static void test_session_link_lost(void)
     bkr_link_lost(&bc, &img, 1, epoch1 + 1, now); /* an older incarnation's */
     CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + TIMEOUT + 1);
     bkr_link_lost(&bc, &img, 1, epoch1, now);
-    CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + 2 * HB_INTERVAL + 1);
-    CU_ASSERT(bkr_session_valid(&bc, &img, 1, now + 2 * HB_INTERVAL));
-    CU_ASSERT_EQUAL(bkr_fence_stale(&bc, &img, now + 2 * HB_INTERVAL, &out), -1);
+    CU_ASSERT_EQUAL(bkr_next_deadline(&bc, &img), now + HB_INTERVAL * 3 / 2 + 1);
+    CU_ASSERT(bkr_session_valid(&bc, &img, 1, now + HB_INTERVAL * 3 / 2));
+    CU_ASSERT_EQUAL(bkr_fence_stale(&bc, &img, now + HB_INTERVAL * 3 / 2, &out), -1);
 
     /* heard from again in time: the whole session */
     now += HB_INTERVAL;
@@ -510,7 +510,7 @@ static void test_session_link_lost(void)
 
     /* not heard from: fenced at the grace's end, leadership moved */
     bkr_link_lost(&bc, &img, 1, epoch1, now);
-    now += 2 * HB_INTERVAL + 1;
+    now += HB_INTERVAL * 3 / 2 + 1;
     do_heartbeat(2, next_off, false, false);
     CU_ASSERT_FALSE(bkr_session_valid(&bc, &img, 1, now));
     CU_ASSERT_EQUAL(bkr_fence_stale(&bc, &img, now, &out), 1);
