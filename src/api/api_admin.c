@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/kerr.h"
+
 /* Version ranges: what Kafka 4.x accepts. */
 const api_entry_t api_admin_entries[API_ADMIN_NENTRIES] = {
     {19, 2, 7, 2, api_create_topics, API_L_BOTH},
@@ -25,6 +27,17 @@ proto_str_t api_admin_msg(api_req_t *req, const char *msg)
     size_t n = strlen(msg);
     proto_str_t s = {arena_strndup(req->arena, msg, n), (int32_t)n};
     return s;
+}
+
+int api_admin_timed_out(int32_t timeout_ms)
+{
+    return timeout_ms <= 0;
+}
+
+void api_admin_op_timed_out(ctl_op_t *op)
+{
+    op->err = op->refuse_err = KERR_REQUEST_TIMED_OUT;
+    op->msg[0] = '\0';
 }
 
 const char *api_admin_op_text(const ctl_op_t *op)

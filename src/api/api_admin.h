@@ -63,6 +63,12 @@ proto_str_t api_admin_msg(api_req_t *req, const char *msg);
  * for a forwarded request that timed out, as Kafka's broker answers it
  * (its TimeoutException carries none). */
 const char *api_admin_op_text(const ctl_op_t *op);
+/* Kafka's controller refuses a change whose deadline (now + timeout) has
+ * passed before it starts: with a timeout of 0 or less nothing is done,
+ * and every entry is answered REQUEST_TIMED_OUT (with a null message). */
+int api_admin_timed_out(int32_t timeout_ms);
+/* op refused so, unsubmitted: api_admin_op_text then gives NULL. */
+void api_admin_op_timed_out(ctl_op_t *op);
 /* The node id as the string BROKER resources are named by. */
 const char *api_admin_node_name(api_req_t *req);
 /* A copy of r in the arena (scaled values point into r itself). */

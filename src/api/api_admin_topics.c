@@ -44,14 +44,6 @@ static uint8_t *api_admin_name_flags(api_req_t *req, const proto_str_t *names, i
     return fl;
 }
 
-/* Kafka's controller refuses a change whose deadline (now + timeout) has
- * passed before it starts: with a timeout of 0 or less nothing is done,
- * and every entry is answered REQUEST_TIMED_OUT. */
-static int api_admin_timed_out(int32_t timeout_ms)
-{
-    return timeout_ms <= 0;
-}
-
 /* The descriptor check CreateTopics and CreatePartitions make after the
  * controller's cap: NULL when the nparts new partitions' files fit the
  * descriptor limit, else POLICY_VIOLATION in *err and its message ("verb

@@ -8,8 +8,8 @@
  * Answers as Kafka's: a null topic list elects every partition and lists
  * every topic with the partitions an election was made or failed for; an
  * empty list is answered at once, empty. An error of the whole request
- * (NOT_CONTROLLER, an unknown election type, a forwarded request that
- * timed out) is the top-level error from v1 and every named partition's;
+ * (NOT_CONTROLLER, an unknown election type, a timeout of 0 or less, a
+ * forwarded request that timed out) is the top-level error from v1 and every named partition's;
  * v0 has no top-level error, so there it is only the partitions'. */
 #include <string.h>
 
@@ -106,6 +106,11 @@ void api_elect_leaders(api_req_t *req)
     api_elect_fill(req, &m, &r->elect);
     if (!r->elect.all && r->elect.ntopics == 0) {
         api_admin_wait_end(&r->w); /* nothing to elect: Kafka answers at once */
+        return;
+    }
+    if (api_admin_timed_out(m.timeout_ms)) {
+        api_admin_op_timed_out(&r->op);
+        api_admin_wait_end(&r->w);
         return;
     }
     r->op.kind = CTL_ELECT_LEADERS;

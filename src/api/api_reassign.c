@@ -3,8 +3,10 @@
  * active controller (cluster/bkr.h, bkr_reassign; the list from its
  * image), forwarded there by a quorum's broker (api_forward.c) as Kafka's
  * brokers forward them. An error of the whole request (NOT_CONTROLLER, a
- * forwarded request that timed out) is the top-level error, and every
- * named partition's too. */
+ * timeout of 0 or less, a forwarded request that timed out) is the
+ * top-level error, and every named partition's too. An empty topic list
+ * is answered at once with the response's defaults, as Kafka's
+ * controller does. */
 #include <string.h>
 
 #include "api/api_admin.h"
@@ -17,6 +19,7 @@ typedef struct api_reassign_s {
     ctl_op_t op;
     bkr_reassign_req_t ra;
     bkr_answer_t ans;
+    bool empty; /* no topics: answered at once, with an empty message */
     proto_list_partition_reassignments_req_t list; /* ListPartitionReassignments */
 } api_reassign_t;
 
@@ -34,9 +37,9 @@ static void api_reassign_answer(api_admin_wait_t *w)
     const char *msg = err ? api_admin_op_text(&r->op) : NULL;
 
     proto_alter_partition_reassignments_resp_init(&resp);
-    resp.allow_replication_factor_change = r->ra.allow_rf_change;
+    resp.allow_replication_factor_change = r->empty || r->ra.allow_rf_change;
     resp.error_code = err;
-    resp.error_message = api_admin_msg(req, msg);
+    resp.error_message = api_admin_msg(req, r->empty ? "" : msg);
     resp.responses.n = r->ra.ntopics;
     resp.responses.v = arena_calloc(req->arena, (size_t)r->ra.ntopics + 1,
                                     sizeof(*resp.responses.v));
@@ -111,6 +114,16 @@ void api_alter_partition_reassignments(api_req_t *req)
     }
     api_admin_wait_init(&r->w, req, api_reassign_answer);
     api_reassign_fill(req, &m, &r->ra);
+    if (m.topics.n <= 0) {
+        r->empty = true; /* Kafka answers at once, its defaults */
+        api_admin_wait_end(&r->w);
+        return;
+    }
+    if (api_admin_timed_out(m.timeout_ms)) {
+        api_admin_op_timed_out(&r->op);
+        api_admin_wait_end(&r->w);
+        return;
+    }
     api_reassign_submit(req, r, CTL_REASSIGN);
 }
 
