@@ -15,8 +15,9 @@
 #   kafka-metadata-quorum describe --status / --replication
 #   (MetadataQuorumCommand) and describeMetadataQuorum(): a healthy quorum
 #   of one, node 1 leading, no lag, no observers.
-# On Strand also its own levels (metadata.version 4.0-IV1 to 4.2-IV1, the
-# other features 0). Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be
+# On Strand also its own levels (metadata.version 4.0-IV1 to 4.2-IV1,
+# eligible.leader.replicas.version 0-1, finalized at 1, the other features
+# 0). Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be
 # had).
 set -u
 # tool, java_run, expect; BS, WORK (compat/lib/java-tool.sh).
@@ -73,9 +74,15 @@ if [ -z "${KAFKA_REF:-}" ]; then
     expect adesc 0 "^supported metadata.version 23 29$"
     expect describe 0 "^Feature: metadata.version${W}SupportedMinVersion: 4.0-IV1${W}SupportedMaxVersion: 4.2-IV1${W}"
     for f in $FEATURES; do
-        [ "$f" = metadata.version ] || expect adesc 0 "^supported $f 0 0$"
+        case $f in
+        metadata.version) ;;
+        eligible.leader.replicas.version) expect adesc 0 "^supported $f 0 1$" ;;
+        *) expect adesc 0 "^supported $f 0 0$" ;;
+        esac
     done
-    [ "$(grep -c '^finalized ' "$WORK/adesc.out")" = 1 ] || { show adesc; fail "finalized"; }
+    # metadata.version, and eligible leader replicas, on from the start
+    expect adesc 0 "^finalized eligible\.leader\.replicas\.version 1 1$"
+    [ "$(grep -c '^finalized ' "$WORK/adesc.out")" = 2 ] || { show adesc; fail "finalized"; }
 fi
 echo "kafka-features describe, describeFeatures(): ok"
 

@@ -95,6 +95,7 @@ static void api_breg_fill(api_req_t *req, const proto_broker_registration_req_t 
     reg->nfeatures = m->features.n > 0 ? m->features.n : 0;
     reg->rack = m->rack;
     reg->migrating_zk = m->is_migrating_zk_broker;
+    reg->prev_epoch = m->previous_broker_epoch;
     reg->dirs = (const uint8_t(*)[16])m->log_dirs.v;
     reg->ndirs = m->log_dirs.n > 0 ? m->log_dirs.n : 0;
 }

@@ -59,6 +59,7 @@ static void api_pview_local(api_req_t *req, const part_t *part, int creating, ap
     v->replica_nodes.v = v->isr_nodes.v = self;
     v->offline_replicas.n = 0;
     v->offline_replicas.v = NULL;
+    v->elr = v->last_elr = (proto_int32_array_t){0, NULL};
     v->leader_id = -1;
     v->leader_epoch = -1;
     v->error_code = KERR_LEADER_NOT_AVAILABLE;
@@ -90,6 +91,8 @@ static void api_pview_image(api_req_t *req, const mi_part_t *mp, api_pview_t *v)
     v->replica_nodes.v = mp->replicas;
     v->isr_nodes.n = mp->nisr;
     v->isr_nodes.v = mp->isr;
+    v->elr = (proto_int32_array_t){mp->nelr, mp->elr};
+    v->last_elr = (proto_int32_array_t){mp->nlast_elr, mp->last_elr};
     api_pview_offline(req, mp, v);
 }
 

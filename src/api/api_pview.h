@@ -1,7 +1,8 @@
 /* api_pview: a partition as clients are shown it, the one picture behind
  * Metadata's and DescribeTopicPartitions' partition entries (their
  * generated structs differ only in DescribeTopicPartitions' ELR fields,
- * so API_PVIEW_SET copies the view into either). */
+ * so API_PVIEW_SET copies the view into either, and API_PVIEW_SET_ELR
+ * those fields into DescribeTopicPartitions'). */
 #ifndef STRAND_API_PVIEW_H
 #define STRAND_API_PVIEW_H
 
@@ -14,6 +15,7 @@ typedef struct api_pview_s {
     int16_t error_code;
     int32_t leader_id, leader_epoch;
     proto_int32_array_t replica_nodes, isr_nodes, offline_replicas;
+    proto_int32_array_t elr, last_elr; /* DescribeTopicPartitions' only */
 } api_pview_t;
 
 /* Partition i of topic, from mt (the image of a quorum's cluster, NULL
@@ -38,6 +40,11 @@ int api_pview_reachable(api_req_t *req, int32_t id, int alive);
         (p)->replica_nodes = (v)->replica_nodes;                                                   \
         (p)->isr_nodes = (v)->isr_nodes;                                                           \
         (p)->offline_replicas = (v)->offline_replicas;                                             \
+    } while (0)
+#define API_PVIEW_SET_ELR(p, v)                                                                    \
+    do {                                                                                           \
+        (p)->eligible_leader_replicas = (v)->elr;                                                  \
+        (p)->last_known_elr = (v)->last_elr;                                                       \
     } while (0)
 
 #endif

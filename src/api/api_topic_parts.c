@@ -104,7 +104,7 @@ static int32_t api_dtp_fill_topic(api_req_t *req, api_dtp_topic_t *t, topic_t *t
         p->partition_index = start + i;
         if (api_pview_get(req, topic, mt, start + i, &v)) { /* its error code not shown */
             API_PVIEW_SET(p, &v);
-            p->eligible_leader_replicas.n = p->last_known_elr.n = 0;
+            API_PVIEW_SET_ELR(p, &v);
         }
     }
     return upper < nparts ? upper : -1;

@@ -471,7 +471,7 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
     const char *timeout = props_get(&b->node.cfg.props, "broker.session.timeout.ms");
     ctl_config_t cc = {b->node.cfg.node_id, *tdef, &b->node.cfg.props, broker_dyn_check, b,
                        rack, timeout ? strtoll(timeout, NULL, 10) : 0,
-                       broker_quorum_wanted(&b->node.cfg), 0,
+                       broker_quorum_wanted(&b->node.cfg), 0, -1,
                        b->node.cfg.quorum.heartbeat_interval_ms};
     /* format's bootstrap checkpoint: a node that cannot read it does not
      * start, as Kafka's does not */
@@ -480,6 +480,7 @@ static int broker_open_logs(broker_t *b, topic_cfg_t *tdef)
         return -1;
     }
     cc.boot_metadata_version = b->boot.metadata_version;
+    cc.boot_elr_version = b->boot.present ? b->boot.elr_version : -1;
     b->node.ctl = ctl_open(b->logs, &cc, net_now_wall_ms());
     return b->node.ctl ? 0 : -1;
 }
@@ -662,9 +663,11 @@ int broker_run(broker_t *b)
     part_append_shutdown(b->node.reg); /* writes still queued and the last flush round */
     api_group_shutdown(&b->node);
     part_reg_free(b->node.reg);
+    if (!b->last_epoch && b->node.ctl) /* a single node registers itself */
+        b->last_epoch = ctl_node_epoch(b->node.ctl) + 1;
     ctl_free(b->node.ctl);
     fsess_cache_free(b->node.fsess);
-    if (log_mgr_close(b->logs, -1) < 0) {
+    if (log_mgr_close(b->logs, b->last_epoch - 1) < 0) {
         lg_error("clean shutdown of the logs failed: %s", strerror(errno));
         rc = 1;
     }

@@ -36,6 +36,8 @@ typedef struct broker_s {
     net_io_t sigio;       /* signalfd of SIGTERM/SIGINT, fd -1 until open */
     struct raft_net_s *raft_net; /* the quorum's connections (broker_quorum.c) */
     struct broker_life_s *life;  /* a quorum's broker: registration (broker_life.c) */
+    int64_t last_epoch;          /* its broker epoch when it stopped, +1 (0: none),
+                                    for .kafka_cleanshutdown */
     struct broker_ctlreg_s *ctlreg; /* a quorum's controller: its registration
                                        (broker_ctlreg.c) */
     broker_boot_state_t boot;    /* format's bootstrap checkpoint, read at start */

@@ -37,6 +37,7 @@
 #include "proto/proto_gen.h"
 
 #define BOOT_METADATA_VERSION "metadata.version"
+#define BOOT_ELR_VERSION "eligible.leader.replicas.version"
 #define BOOT_TOPIC_DIR "__cluster_metadata-0"
 
 /* The voters of boot as a VotersRecord's set, kraft.version 0-1 each. */
@@ -95,6 +96,12 @@ void broker_boot_build(const broker_boot_t *boot, int64_t last_ts, int64_t now_m
     rec.u.feature.name.len = (int32_t)strlen(BOOT_METADATA_VERSION);
     rec.u.feature.feature_level = boot->metadata_version;
     (void)meta_image_apply(&img, &rec, err, sizeof(err)); /* a level always applies */
+    if (boot->elr_version > 0) {
+        rec.u.feature.name.p = BOOT_ELR_VERSION;
+        rec.u.feature.name.len = (int32_t)strlen(BOOT_ELR_VERSION);
+        rec.u.feature.feature_level = boot->elr_version;
+        (void)meta_image_apply(&img, &rec, err, sizeof(err));
+    }
     meta_snap_build(out, id, &img, last_ts, ctl, nctl, now_ms);
     meta_image_free(&img);
     buf_free(&vals);
@@ -164,6 +171,7 @@ int broker_boot_read(const char *meta_dir, broker_boot_state_t *st, char *err, s
         int mv = meta_image_feature(&img, BOOT_METADATA_VERSION);
         st->present = 1;
         st->metadata_version = (int16_t)(mv > 0 ? mv : 0);
+        st->elr_version = (int16_t)meta_image_feature(&img, BOOT_ELR_VERSION);
     } else {
         broker_boot_state_free(st);
     }

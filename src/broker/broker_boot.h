@@ -28,6 +28,7 @@ typedef struct broker_boot_s {
     int16_t kraft_version;
     broker_boot_voter_t *voters; /* owned by the caller; none for a static quorum */
     int nvoters;
+    int16_t elr_version;      /* eligible.leader.replicas.version (0: off) */
 } broker_boot_t;
 
 /* The bootstrap checkpoint's name in __cluster_metadata-0 (snapshot id
@@ -53,6 +54,7 @@ int broker_boot_write(const char *meta_dir, const broker_boot_t *boot, char *err
 typedef struct broker_boot_state_s {
     int present;              /* 0: no checkpoint (not formatted, or a broker) */
     int16_t metadata_version; /* 0 when the checkpoint finalizes none */
+    int16_t elr_version;      /* eligible.leader.replicas.version, 0: none */
     int16_t kraft_version;    /* 0 without a KRaftVersionRecord */
     int has_voters;           /* a VotersRecord was there */
     raft_voters_t voters;     /* owned: broker_boot_state_free */

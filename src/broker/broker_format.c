@@ -15,9 +15,14 @@
  *   - a dir of another cluster or node; a formatted dir without
  *     --ignore-formatted (with it, the others are formatted, and all
  *     formatted already is success).
+ * --feature NAME=LEVEL sets a feature's level in the bootstrap checkpoint
+ * (a level Strand supports; metadata.version comes from
+ * --release-version); eligible.leader.replicas.version is otherwise 1
+ * from 4.1-IV0 on, as in Kafka, and 1 without --release-version too (a
+ * Kafka 4.4 node's default release has it on).
  * Where Strand differs: a cluster id must be what Strand can keep (1 to 22
- * characters; Kafka takes any string), and --add-scram and --feature are
- * refused (no SASL, no feature levels but metadata.version's yet). */
+ * characters; Kafka takes any string), and --add-scram is refused (no
+ * SASL). */
 #include "broker/broker_format.h"
 
 #include <errno.h>
@@ -45,6 +50,8 @@ typedef struct fmt_s {
     char **dirs; /* the log dirs and metadata.log.dir, sorted, each once */
     int ndirs;
     const char *meta_dir; /* the dir of the metadata log (one of dirs) */
+    const char *features[16]; /* the --feature values */
+    int nfeatures;
 } fmt_t;
 
 /* metadata.version levels Strand supports (ctl_features.c), by Kafka's
@@ -57,10 +64,13 @@ static const struct {
     {27, "4.1-IV1"}, {28, "4.2-IV0"}, {29, "4.2-IV1"},
 };
 #define FMT_NMV ((int)(sizeof(fmt_mv) / sizeof(fmt_mv[0])))
+/* 4.1-IV0: Kafka's eligible.leader.replicas.version 1 from there */
+#define FMT_ELR_DEFAULT_MV 26
 
 static const char fmt_usage_text[] =
     "usage: strand format [-h] --config CONFIG --cluster-id CLUSTER_ID\n"
     "                     [--ignore-formatted] [--release-version RELEASE_VERSION]\n"
+    "                     [--feature FEATURE]\n"
     "                     [--standalone | --no-initial-controllers |\n"
     "                     --initial-controllers INITIAL_CONTROLLERS]\n";
 
@@ -140,10 +150,14 @@ static int fmt_parse_one(fmt_t *f, int argc, char **argv, int *i)
         return f->no_initial = true, fmt_quorum_opt(f, "--no-initial-controllers/-N");
     if (fmt_opt(argc, argv, i, "--initial-controllers", "-I", &f->initial))
         return fmt_quorum_opt(f, "--initial-controllers/-I");
-    if (fmt_opt(argc, argv, i, "--add-scram", "-S", &unused) ||
-        fmt_opt(argc, argv, i, "--feature", "-f", &unused))
-        return fmt_fail("%s is not supported by Strand yet (no SASL; no feature levels but "
-                        "metadata.version's)", argv[*i - 1]);
+    if (fmt_opt(argc, argv, i, "--feature", "-f", &unused)) {
+        if (f->nfeatures == (int)(sizeof(f->features) / sizeof(f->features[0])))
+            return fmt_fail("too many --feature options");
+        f->features[f->nfeatures++] = unused;
+        return 0;
+    }
+    if (fmt_opt(argc, argv, i, "--add-scram", "-S", &unused))
+        return fmt_fail("--add-scram is not supported by Strand yet (no SASL)");
     return fmt_usage_error("unrecognized arguments: '%s'", argv[*i]);
 }
 
@@ -290,6 +304,46 @@ static int fmt_release(fmt_t *f)
                  fmt_mv[i].name);
     return fmt_fail("Unknown metadata.version '%s'. Supported metadata.version are: %s",
                     f->release, list);
+}
+
+/* One --feature NAME=LEVEL against the levels Strand supports. */
+static int fmt_feature(fmt_t *f, const char *spec, bool *elr_given)
+{
+    const char *eq = strchr(spec, '=');
+    char *end;
+    long level = eq ? strtol(eq + 1, &end, 10) : -1;
+    if (!eq || eq == spec || !eq[1] || *end || level < 0 || level > INT16_MAX)
+        return fmt_fail("Can't parse feature=level string %s", spec);
+    const ctl_feature_t *cf = ctl_feature_find(spec, (size_t)(eq - spec));
+    if (!cf)
+        return fmt_fail("Unsupported feature: %.*s.", (int)(eq - spec), spec);
+    if (!strcmp(cf->name, CTL_FEATURE_METADATA_VERSION))
+        return fmt_fail("Use --release-version to set metadata.version.");
+    if (!strcmp(cf->name, CTL_FEATURE_KRAFT_VERSION)) {
+        if (level != f->boot.kraft_version)
+            return fmt_fail("kraft.version is %d for this quorum's configuration",
+                            (int)f->boot.kraft_version);
+        return 0;
+    }
+    if (level < cf->min_level || level > cf->max_level)
+        return fmt_fail("Strand supports %s at levels %d-%d only, not %ld", cf->name,
+                        (int)cf->min_level, (int)cf->max_level, level);
+    if (!strcmp(cf->name, CTL_FEATURE_ELR)) {
+        f->boot.elr_version = (int16_t)level;
+        *elr_given = true;
+    }
+    return 0;
+}
+
+/* The features' levels, after metadata.version's. */
+static int fmt_features(fmt_t *f)
+{
+    bool elr_given = false;
+    f->boot.elr_version = !f->release || f->boot.metadata_version >= FMT_ELR_DEFAULT_MV;
+    for (int i = 0; i < f->nfeatures; i++)
+        if (fmt_feature(f, f->features[i], &elr_given))
+            return 1;
+    return 0;
 }
 
 static const char *fmt_mv_name(int16_t level)
@@ -466,6 +520,8 @@ int broker_format_main(int argc, char **argv)
     rc = fmt_quorum(&f);
     if (rc == 0)
         rc = fmt_release(&f);
+    if (rc == 0)
+        rc = fmt_features(&f);
     if (rc == 0) {
         fmt_collect_dirs(&f);
         rc = fmt_write(&f);

@@ -180,6 +180,10 @@ static void blife_register(broker_life_t *l, net_out_t *out)
                               : PROTO_STR_NULL;
     r.log_dirs.n = nd;
     r.log_dirs.v = dirs;
+    /* the epoch of .kafka_cleanshutdown (-1 after an unclean stop): with
+     * eligible leader replicas the controller trusts this log's tail only
+     * after a clean one */
+    r.previous_broker_epoch = log_mgr_prev_broker_epoch(b->logs);
     buf_init(&body);
     proto_broker_registration_req_encode(&r, 4, &body);
     free(lv);
@@ -376,6 +380,7 @@ void broker_life_stop(broker_t *b)
     if (!l)
         return;
     l->stopping = 1;
+    b->last_epoch = l->epoch + 1;
     b->node.forward = NULL;
     ctl_use_pid_source(b->node.ctl, NULL, NULL);
     if (l->timer)

@@ -63,6 +63,7 @@ typedef struct bkr_ctl_s {
     bool unclean_default;       /* unclean.leader.election.enable of this
                                    controller's broker config (dynamic or
                                    static), for topics without their own */
+    int32_t min_isr_default;    /* min.insync.replicas, the same way */
 } bkr_ctl_t;
 
 /* cluster_id is copied (NUL-terminated, at most 63 bytes). A session
@@ -101,6 +102,7 @@ typedef struct bkr_register_req_s {
     bool migrating_zk;
     const uint8_t (*dirs)[16];
     int ndirs;
+    int64_t prev_epoch;     /* of its last clean shutdown, -1: not clean */
 } bkr_register_req_t;
 
 typedef struct bkr_answer_s {
@@ -212,22 +214,29 @@ typedef struct bkr_alter_req_s {
  * the leader, or on a recovered partition), INVALID_UPDATE_VERSION (an older partition epoch),
  * INELIGIBLE_REPLICA (a member not registered, shutting down, fenced or
  * at another broker epoch); a new ISR becomes a PartitionChangeRecord. */
-void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_t *out,
-                         bkr_answer_t *ans);
+void bkr_alter_partition(const bkr_ctl_t *bc, const meta_image_t *img, bkr_alter_req_t *req,
+                         bkr_out_t *out, bkr_answer_t *ans);
 
 /* ---- partition changes (bkr_isr.c) ---- */
 
 /* PartitionChangeRecords taking broker id out of the ISR and leadership
- * of every partition whose ISR holds it; a partition whose ISR would be
- * empty keeps it in the ISR and gets leader -1 (no eligible leader
- * replicas). A new leader is the first replica, in replica order, that
- * is in the new ISR and active; with none, a topic of
- * unclean.leader.election.enable takes the first other active replica
- * uncleanly (bkr_unclean_enabled). */
+ * of every partition whose ISR holds it (bkr_pcb.c decides each: a new
+ * leader from the ISR, or the ELR, or uncleanly; without eligible leader
+ * replicas the last ISR member stays, with leader -1). */
 void bkr_isr_remove(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id, bkr_out_t *out);
+/* With eligible leader replicas on: broker id registers after an unclean
+ * shutdown (its log may have lost its tail), so it leaves every ISR and
+ * ELR (Kafka's handleBrokerUncleanShutdown). */
+void bkr_isr_unclean_shutdown(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
+                              bkr_out_t *out);
+/* With eligible leader replicas on, topic t's min.insync.replicas about
+ * to become min_isr: each partition's ELR as that min ISR makes it (an
+ * ISR at it empties the ELR), Kafka's recomputation on a config change. */
+void bkr_min_isr_changed(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                         int64_t min_isr, bkr_out_t *out);
 /* PartitionChangeRecords electing a leader for each partition without
- * one whose ISR holds broker id (being unfenced) or another active
- * broker; with none, uncleanly as bkr_isr_remove. */
+ * one: from its ISR (or ELR) with broker id (being unfenced) acceptable,
+ * else uncleanly where the topic allows it. */
 void bkr_isr_elect_with(const bkr_ctl_t *bc, const meta_image_t *img, int32_t id,
                         bkr_out_t *out);
 /* True when broker id leads a partition. */
@@ -275,13 +284,14 @@ typedef struct bkr_elect_req_s {
  * PREFERRED_LEADER_NOT_AVAILABLE / ELIGIBLE_LEADERS_NOT_AVAILABLE when
  * none is found. With all, every topic is listed, with the partitions
  * an election was made or failed for. */
-void bkr_elect_leaders(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t *out);
+void bkr_elect_leaders(const bkr_ctl_t *bc, const meta_image_t *img, bkr_elect_req_t *req,
+                       bkr_out_t *out);
 
 /* The periodic preferred elections of auto.leader.rebalance.enable
  * (Kafka's maybeBalancePartitionLeaders): every partition whose first
  * replica does not lead gets a preferred election, at most max records.
  * Returns 1 when it stopped at max (more to do at once), else 0. */
-int bkr_elect_rebalance(const meta_image_t *img, int max, bkr_out_t *out);
+int bkr_elect_rebalance(const bkr_ctl_t *bc, const meta_image_t *img, int max, bkr_out_t *out);
 /* True while some partition is not led by its first replica (Kafka's
  * arePartitionLeadersImbalanced). */
 bool bkr_elect_imbalanced(const meta_image_t *img);
@@ -293,14 +303,6 @@ bool bkr_unclean_enabled(const bkr_ctl_t *bc, const meta_image_t *img, const mi_
  * every partition without a leader whose topic allows it gets an unclean
  * election, at most max records. Returns 1 when it stopped at max. */
 int bkr_elect_unclean_all(const bkr_ctl_t *bc, const meta_image_t *img, int max, bkr_out_t *out);
-/* The leader an unclean election takes for p: the first replica that is
- * not leaving (-1: none) and is joining or active; -1 when none is. */
-int32_t bkr_elect_unclean_pick(const meta_image_t *img, const mi_part_t *p, int32_t leaving,
-                               int32_t joining);
-/* The record of an unclean election of partition part of t to leader:
- * the ISR that leader alone, RECOVERING. */
-meta_rec_t *bkr_elect_unclean_rec(const mi_topic_t *t, int32_t part, int32_t leader,
-                                  bkr_out_t *out);
 
 /* ---- replica placement (bkr_place.c) ---- */
 
@@ -386,11 +388,10 @@ typedef struct bkr_target_s {
  * becomes the finished state (replicas and ISR without the removing ones,
  * nothing adding or removing; arrays in arena) and true is returned. */
 bool bkr_reassign_complete(bkr_target_t *t, arena_t *arena);
-/* The PartitionChangeRecord from p to t (what differs; a leader elected
- * again when the current one leaves t's ISR, the first of t's replicas
- * in it and active), or nothing when nothing differs. *leader gets the
- * leader after it. */
-void bkr_target_write(const meta_image_t *img, const mi_topic_t *topic, int32_t partition,
-                      const bkr_target_t *t, bkr_out_t *out, int32_t *leader);
+/* The PartitionChangeRecord from the partition to t (bkr_pcb.c: what
+ * differs, the leader elected again when the current one may not lead
+ * with t), or nothing when nothing differs. Returns the leader after it. */
+int32_t bkr_target_write(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *topic,
+                         int32_t partition, const bkr_target_t *t, bkr_out_t *out);
 
 #endif

@@ -3,8 +3,9 @@
  * changes here only when the change finishes a reassignment that removes
  * it (bkr_reassign.c): the ISR must hold it. A leader elected
  * uncleanly says here that it has recovered (Kafka's leader does it with
- * its next ISR change). Nothing of the eligible leader replicas (the
- * feature is at 0). */
+ * its next ISR change). The change itself, with what it does to the
+ * eligible leader replicas, is the partition change builder's
+ * (bkr_pcb.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -84,32 +85,36 @@ static bool bkr_alter_same(const mi_part_t *p, const bkr_alter_part_t *a)
            bkr_alter_same_members(p, a);
 }
 
-/* The new ISR holds every target replica of a reassignment in progress:
- * the same change finishes it (bkr_reassign_complete). */
-static bool bkr_alter_completes(const meta_image_t *img, const mi_topic_t *t, const mi_part_t *p,
-                                bkr_alter_part_t *a, bkr_out_t *out)
+/* The change (bkr_pcb.c): the new ISR and recovery state, finishing a
+ * reassignment in progress when the new ISR holds every target replica
+ * (bkr_reassign_complete); the answer is the partition after it. */
+static void bkr_alter_write(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                            bkr_alter_part_t *a, bkr_out_t *out)
 {
-    bkr_target_t tg = {p->replicas, p->nreplicas, (int32_t *)a->isr, a->nisr,
-                       p->adding,   p->nadding,   p->removing,        p->nremoving};
-    int32_t leader;
+    bkr_pcb_t b;
     int first = out->n;
-    if (!bkr_reassign_complete(&tg, &out->arena))
-        return false;
-    bkr_target_write(img, t, a->partition, &tg, out, &leader);
-    if (out->n > first && a->recovery_state != p->recovery_state)
-        out->v[first].u.change.leader_recovery_state = a->recovery_state;
-    if (leader != p->leader)
+    bkr_pcb_init(&b, bc, img, t, a->partition);
+    b.tg.isr = (int32_t *)a->isr;
+    b.tg.nisr = a->nisr;
+    b.recovery_state = a->recovery_state;
+    bkr_reassign_complete(&b.tg, &out->arena);
+    a->leader = bkr_pcb_build(&b, out);
+    if (out->n == first)
+        return;
+    const meta_part_change_rec_t *c = &out->v[first].u.change;
+    if (c->leader != -2)
         a->new_leader_epoch++;
-    a->leader = leader;
-    a->new_recovery_state = a->recovery_state;
     a->new_partition_epoch++;
-    a->nnew = tg.nisr;
-    a->new_isr = tg.isr;
-    return true;
+    if (c->isr.n >= 0) {
+        a->nnew = c->isr.n;
+        a->new_isr = c->isr.v;
+    }
+    if (c->leader_recovery_state != -1)
+        a->new_recovery_state = c->leader_recovery_state;
 }
 
-static void bkr_alter_one(const meta_image_t *img, const mi_topic_t *t, bkr_alter_part_t *a,
-                          int32_t broker, bkr_out_t *out)
+static void bkr_alter_one(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                          bkr_alter_part_t *a, int32_t broker, bkr_out_t *out)
 {
     const mi_part_t *p = a->partition >= 0 && a->partition < t->nparts &&
                                  t->parts[a->partition].present
@@ -124,27 +129,12 @@ static void bkr_alter_one(const meta_image_t *img, const mi_topic_t *t, bkr_alte
     a->nnew = p->nisr;
     a->new_isr = p->isr;
     a->new_recovery_state = p->recovery_state;
-    if (bkr_alter_same(p, a))
-        return; /* nothing to write: the answer is the partition as it is */
-    if (bkr_alter_completes(img, t, p, a, out))
-        return;
-    meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
-    memcpy(r->u.change.topic_id.b, t->id, 16);
-    r->u.change.partition_id = a->partition;
-    if (p->nisr != a->nisr || !bkr_alter_same_members(p, a)) {
-        r->u.change.isr.n = a->nisr;
-        r->u.change.isr.v = (int32_t *)a->isr;
-    }
-    if (a->recovery_state != p->recovery_state)
-        r->u.change.leader_recovery_state = a->recovery_state;
-    a->new_recovery_state = a->recovery_state;
-    a->new_partition_epoch++;
-    a->nnew = a->nisr;
-    a->new_isr = a->isr;
+    if (!bkr_alter_same(p, a)) /* else the answer is the partition as it is */
+        bkr_alter_write(bc, img, t, a, out);
 }
 
-void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_t *out,
-                         bkr_answer_t *ans)
+void bkr_alter_partition(const bkr_ctl_t *bc, const meta_image_t *img, bkr_alter_req_t *req,
+                         bkr_out_t *out, bkr_answer_t *ans)
 {
     const mi_broker_t *b = meta_image_broker(img, req->broker_id);
 
@@ -167,7 +157,7 @@ void bkr_alter_partition(const meta_image_t *img, bkr_alter_req_t *req, bkr_out_
             if (!t)
                 at->parts[j].err = KERR_UNKNOWN_TOPIC_ID;
             else
-                bkr_alter_one(img, t, &at->parts[j], req->broker_id, out);
+                bkr_alter_one(bc, img, t, &at->parts[j], req->broker_id, out);
         }
     }
 }

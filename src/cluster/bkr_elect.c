@@ -1,22 +1,23 @@
 /* Leader elections on demand (ElectLeaders) and by policy (the periodic
- * preferred elections of auto.leader.rebalance.enable), as Kafka 4.4's
- * ReplicationControlManager and PartitionChangeBuilder make them without
- * eligible leader replicas (the feature is at 0 here):
+ * preferred elections of auto.leader.rebalance.enable, the periodic
+ * unclean elections), as Kafka 4.4's ReplicationControlManager makes
+ * them; the partition change builder (bkr_pcb.c) decides each:
  *
- *   - preferred: the first replica when it is in the ISR and active;
- *     else the current leader stays if it still may lead (no change);
- *     else the next replica in replica order that may;
+ *   - preferred: the first replica when it may lead; else the current
+ *     leader stays if it still may (no change); else the next replica in
+ *     replica order that may;
  *   - unclean: the current leader if it may lead, else the first replica
- *     in the ISR that is active (a clean election), else the first
- *     active replica of all: the ISR becomes that replica alone and the
- *     partition RECOVERING, until its leader says it has recovered
- *     (AlterPartition, bkr_alter.c). Data the old ISR had may be lost.
+ *     that may (a clean election), else the first active replica of all:
+ *     the ISR becomes that replica alone and the partition RECOVERING,
+ *     until its leader says it has recovered (AlterPartition,
+ *     bkr_alter.c). Data the old ISR had may be lost.
  *
- * A replica may lead when it is in the ISR and active (registered,
- * unfenced, not shutting down). A change of leader is a
- * PartitionChangeRecord; applied, it bumps both epochs. The partitions
- * are found by scans of the image, as in bkr_isr.c: elections are rare
- * and the image keeps no index of the imbalanced ones. */
+ * A replica may lead when it is in the ISR (or, the ISR empty, in the
+ * eligible leader replicas) and active (registered, unfenced, not
+ * shutting down). A change of leader is a PartitionChangeRecord;
+ * applied, it bumps both epochs. The partitions are found by scans of
+ * the image, as in bkr_isr.c: elections are rare and the image keeps no
+ * index of the imbalanced ones. */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,101 +30,30 @@
 #define BKR_MSG_PREFERRED "The preferred leader was not available."
 #define BKR_MSG_ELIGIBLE "Eligible topic partition leaders are not available."
 
-static bool bkr_el_has(const int32_t *v, int n, int32_t id)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i] == id)
-            return true;
-    return false;
-}
-
-static bool bkr_el_valid(const meta_image_t *img, const mi_part_t *p, int32_t r)
-{
-    return r >= 0 && bkr_el_has(p->isr, p->nisr, r) && meta_image_broker_active(img, r);
-}
-
-static int32_t bkr_el_preferred(const meta_image_t *img, const mi_part_t *p)
-{
-    if (p->nreplicas > 0 && bkr_el_valid(img, p, p->replicas[0]))
-        return p->replicas[0];
-    if (bkr_el_valid(img, p, p->leader))
-        return p->leader;
-    for (int i = 1; i < p->nreplicas; i++)
-        if (bkr_el_valid(img, p, p->replicas[i]))
-            return p->replicas[i];
-    return -1;
-}
-
-static int32_t bkr_el_any(const meta_image_t *img, const mi_part_t *p, bool *unclean)
-{
-    *unclean = false;
-    if (bkr_el_valid(img, p, p->leader))
-        return p->leader;
-    for (int i = 0; i < p->nreplicas; i++)
-        if (bkr_el_valid(img, p, p->replicas[i]))
-            return p->replicas[i];
-    int32_t r = bkr_elect_unclean_pick(img, p, -1, -1);
-    *unclean = r >= 0;
-    return r;
-}
-
 static bool bkr_el_has_preferred(const mi_part_t *p)
 {
     return p->leader == (p->nreplicas > 0 ? p->replicas[0] : -1);
 }
 
-/* The election of partition part of t; true when it wrote a record. */
-static bool bkr_el_change(const meta_image_t *img, const mi_topic_t *t, int32_t part, int type,
-                          bkr_out_t *out)
+/* The election of partition part of t (bkr_pcb.c decides it); true when
+ * it elected a leader other than the current one. */
+static bool bkr_el_change(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                          int32_t part, int type, bkr_out_t *out)
 {
-    const mi_part_t *p = &t->parts[part];
-    bool unclean = false;
-    int32_t leader = type == BKR_ELECT_PREFERRED ? bkr_el_preferred(img, p)
-                                                 : bkr_el_any(img, p, &unclean);
-    if (leader == p->leader)
-        return false;
-    if (unclean) {
-        bkr_elect_unclean_rec(t, part, leader, out);
+    bkr_pcb_t b;
+    int first = out->n;
+    bkr_pcb_init(&b, bc, img, t, part);
+    b.election = type == BKR_ELECT_PREFERRED ? BKR_PCB_PREFERRED : BKR_PCB_UNCLEAN;
+    if (bkr_pcb_build(&b, out) != t->parts[part].leader)
         return true;
-    }
-    meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
-    memcpy(r->u.change.topic_id.b, t->id, 16);
-    r->u.change.partition_id = part;
-    r->u.change.leader = leader;
-    return true;
-}
-
-meta_rec_t *bkr_elect_unclean_rec(const mi_topic_t *t, int32_t part, int32_t leader,
-                                  bkr_out_t *out)
-{
-    meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
-    int32_t *isr = arena_alloc(&out->arena, sizeof(int32_t));
-    memcpy(r->u.change.topic_id.b, t->id, 16);
-    r->u.change.partition_id = part;
-    r->u.change.leader = leader;
-    *isr = leader;
-    r->u.change.isr.n = 1;
-    r->u.change.isr.v = isr;
-    if (t->parts[part].recovery_state != 1)
-        r->u.change.leader_recovery_state = 1;
-    return r;
-}
-
-int32_t bkr_elect_unclean_pick(const meta_image_t *img, const mi_part_t *p, int32_t leaving,
-                               int32_t joining)
-{
-    for (int i = 0; i < p->nreplicas; i++) {
-        int32_t r = p->replicas[i];
-        if (r != leaving && (r == joining || meta_image_broker_active(img, r)))
-            return r;
-    }
-    return -1;
+    out->n = first; /* no new leader: no change */
+    return false;
 }
 
 /* Kafka's electLeader: one partition named by topic name and id. */
-static int16_t bkr_el_one(const meta_image_t *img, const mi_topic_t *t, meta_str_t name,
-                          int32_t part, int type, arena_t *arena, bkr_out_t *out,
-                          const char **msg)
+static int16_t bkr_el_one(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                          meta_str_t name, int32_t part, int type, arena_t *arena,
+                          bkr_out_t *out, const char **msg)
 {
     char buf[400];
     if (!t || part < 0 || part >= t->nparts || !t->parts[part].present) {
@@ -140,7 +70,7 @@ static int16_t bkr_el_one(const meta_image_t *img, const mi_topic_t *t, meta_str
         *msg = BKR_MSG_NOT_NEEDED;
         return KERR_ELECTION_NOT_NEEDED;
     }
-    if (!bkr_el_change(img, t, part, type, out)) {
+    if (!bkr_el_change(bc, img, t, part, type, out)) {
         *msg = type == BKR_ELECT_PREFERRED ? BKR_MSG_PREFERRED : BKR_MSG_ELIGIBLE;
         return type == BKR_ELECT_PREFERRED ? KERR_PREFERRED_LEADER_NOT_AVAILABLE
                                            : KERR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
@@ -151,8 +81,8 @@ static int16_t bkr_el_one(const meta_image_t *img, const mi_topic_t *t, meta_str
 
 /* Every partition of t, listing those an election was made or failed
  * for (ELECTION_NOT_NEEDED is left out, as Kafka leaves it). */
-static void bkr_el_topic_all(const meta_image_t *img, const mi_topic_t *t, bkr_elect_req_t *req,
-                             bkr_elect_topic_t *et, bkr_out_t *out)
+static void bkr_el_topic_all(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                             bkr_elect_req_t *req, bkr_elect_topic_t *et, bkr_out_t *out)
 {
     et->name = (meta_str_t){t->name, (int32_t)t->name_len};
     et->parts = arena_calloc(req->arena, (size_t)t->nparts + 1, sizeof(*et->parts));
@@ -162,13 +92,14 @@ static void bkr_el_topic_all(const meta_image_t *img, const mi_topic_t *t, bkr_e
             continue;
         bkr_elect_part_t *ep = &et->parts[et->nparts];
         ep->partition = i;
-        ep->err = bkr_el_one(img, t, et->name, i, req->type, req->arena, out, &ep->msg);
+        ep->err = bkr_el_one(bc, img, t, et->name, i, req->type, req->arena, out, &ep->msg);
         if (ep->err != KERR_ELECTION_NOT_NEEDED)
             et->nparts++;
     }
 }
 
-static void bkr_el_all(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t *out)
+static void bkr_el_all(const bkr_ctl_t *bc, const meta_image_t *img, bkr_elect_req_t *req,
+                       bkr_out_t *out)
 {
     size_t pos = 0, n = 0;
     const mi_topic_t *t;
@@ -178,10 +109,11 @@ static void bkr_el_all(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t 
     req->ntopics = 0;
     pos = 0;
     while ((t = meta_image_topic_next(img, &pos)))
-        bkr_el_topic_all(img, t, req, &req->topics[req->ntopics++], out);
+        bkr_el_topic_all(bc, img, t, req, &req->topics[req->ntopics++], out);
 }
 
-void bkr_elect_leaders(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t *out)
+void bkr_elect_leaders(const bkr_ctl_t *bc, const meta_image_t *img, bkr_elect_req_t *req,
+                       bkr_out_t *out)
 {
     req->err = KERR_NONE;
     req->msg[0] = '\0';
@@ -191,7 +123,7 @@ void bkr_elect_leaders(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t 
         return;
     }
     if (req->all) {
-        bkr_el_all(img, req, out);
+        bkr_el_all(bc, img, req, out);
         return;
     }
     for (int i = 0; i < req->ntopics; i++) {
@@ -199,13 +131,13 @@ void bkr_elect_leaders(const meta_image_t *img, bkr_elect_req_t *req, bkr_out_t 
         const mi_topic_t *t = meta_image_topic(img, et->name.p, (size_t)et->name.len);
         for (int j = 0; j < et->nparts; j++) {
             bkr_elect_part_t *ep = &et->parts[j];
-            ep->err = bkr_el_one(img, t, et->name, ep->partition, req->type, req->arena, out,
-                                 &ep->msg);
+            ep->err = bkr_el_one(bc, img, t, et->name, ep->partition, req->type, req->arena,
+                                 out, &ep->msg);
         }
     }
 }
 
-int bkr_elect_rebalance(const meta_image_t *img, int max, bkr_out_t *out)
+int bkr_elect_rebalance(const bkr_ctl_t *bc, const meta_image_t *img, int max, bkr_out_t *out)
 {
     size_t pos = 0;
     const mi_topic_t *t;
@@ -215,7 +147,7 @@ int bkr_elect_rebalance(const meta_image_t *img, int max, bkr_out_t *out)
                 continue;
             if (out->n >= max)
                 return 1;
-            bkr_el_change(img, t, i, BKR_ELECT_PREFERRED, out);
+            bkr_el_change(bc, img, t, i, BKR_ELECT_PREFERRED, out);
         }
     return 0;
 }
@@ -253,7 +185,7 @@ int bkr_elect_unclean_all(const bkr_ctl_t *bc, const meta_image_t *img, int max,
                 continue;
             if (out->n >= max)
                 return 1;
-            bkr_el_change(img, t, i, BKR_ELECT_UNCLEAN, out);
+            bkr_el_change(bc, img, t, i, BKR_ELECT_UNCLEAN, out);
         }
     return 0;
 }

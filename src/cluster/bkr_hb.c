@@ -37,6 +37,7 @@ void bkr_ctl_init(bkr_ctl_t *bc, const char *cluster_id, int64_t session_timeout
     memset(bc, 0, sizeof(*bc));
     snprintf(bc->cluster_id, sizeof(bc->cluster_id), "%s", cluster_id ? cluster_id : "");
     bc->session_timeout_ms = session_timeout_ms;
+    bc->min_isr_default = 1;
     bc->link_grace_ms = heartbeat_interval_ms + heartbeat_interval_ms / 2;
     if (bc->link_grace_ms <= 0 || bc->link_grace_ms > session_timeout_ms)
         bc->link_grace_ms = session_timeout_ms;

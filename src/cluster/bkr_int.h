@@ -29,6 +29,41 @@ void bkr_session_end(bkr_ctl_t *bc, int32_t id);
 void bkr_fence_records(const bkr_ctl_t *bc, const meta_image_t *img, const mi_broker_t *b,
                        bkr_out_t *out);
 
+/* ---- the partition change builder (bkr_pcb.c) ---- */
+
+#define BKR_ELR_FEATURE "eligible.leader.replicas.version" /* CTL_FEATURE_ELR */
+
+enum { BKR_PCB_ONLINE, BKR_PCB_PREFERRED, BKR_PCB_UNCLEAN };
+
+/* One partition's change: the targets start as the partition is, and the
+ * caller changes what its decision changes before bkr_pcb_build. */
+typedef struct bkr_pcb_s {
+    const meta_image_t *img;
+    const mi_topic_t *topic;
+    int32_t part;
+    const mi_part_t *p;
+    int election;             /* BKR_PCB_*: ONLINE, or UNCLEAN with the
+                                 topic's unclean.leader.election.enable */
+    int32_t leaving;          /* may not lead (-1: none) */
+    int32_t joining;          /* may lead although not active yet (-1) */
+    int32_t unclean_shutdown; /* leaves the ELR: it lost its log's tail */
+    bool elr_on;              /* eligible.leader.replicas.version >= 1 */
+    int32_t min_isr;          /* the topic's effective min ISR */
+    bkr_target_t tg;          /* replicas, ISR, adding, removing */
+    int32_t *elr;             /* the target ELR */
+    int32_t nelr;
+    int8_t recovery_state;
+} bkr_pcb_t;
+
+void bkr_pcb_init(bkr_pcb_t *b, const bkr_ctl_t *bc, const meta_image_t *img,
+                  const mi_topic_t *t, int32_t part);
+/* Adds the PartitionChangeRecord to out (arrays in out's arena; nothing
+ * when nothing changes) and returns the leader after it. */
+int32_t bkr_pcb_build(bkr_pcb_t *b, bkr_out_t *out);
+/* Kafka's getTopicEffectiveMinIsr: the topic's min.insync.replicas (else
+ * bc->min_isr_default), at most its replication factor. */
+int32_t bkr_topic_min_isr(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t);
+
 /* Kafka's message in ans (printf format); returns err. */
 int16_t bkr_fail(bkr_answer_t *ans, int16_t err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -53,21 +53,6 @@ static int32_t bkr_ra_keep(arena_t *arena, const int32_t *a, int32_t na, const i
     return n;
 }
 
-static bool bkr_ra_same(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
-{
-    return na == nb && (na == 0 || !memcmp(a, b, (size_t)na * sizeof(int32_t)));
-}
-
-static bool bkr_ra_same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
-{
-    if (na != nb)
-        return false;
-    for (int32_t i = 0; i < na; i++)
-        if (!bkr_ra_has(b, nb, a[i]))
-            return false;
-    return true;
-}
-
 bool bkr_reassign_complete(bkr_target_t *t, arena_t *arena)
 {
     int32_t *isr, *reps;
@@ -89,45 +74,13 @@ bool bkr_reassign_complete(bkr_target_t *t, arena_t *arena)
     return true;
 }
 
-/* The leader with t: the current one while it is in t's ISR and active,
- * else the first of t's replicas that is (-1: none). */
-static int32_t bkr_ra_leader(const meta_image_t *img, const mi_part_t *p, const bkr_target_t *t)
+int32_t bkr_target_write(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *topic,
+                         int32_t partition, const bkr_target_t *t, bkr_out_t *out)
 {
-    if (p->leader >= 0 && bkr_ra_has(t->isr, t->nisr, p->leader) &&
-        bkr_ra_has(t->replicas, t->nreplicas, p->leader) &&
-        meta_image_broker_active(img, p->leader))
-        return p->leader;
-    for (int32_t i = 0; i < t->nreplicas; i++)
-        if (bkr_ra_has(t->isr, t->nisr, t->replicas[i]) &&
-            meta_image_broker_active(img, t->replicas[i]))
-            return t->replicas[i];
-    return -1;
-}
-
-void bkr_target_write(const meta_image_t *img, const mi_topic_t *topic, int32_t partition,
-                      const bkr_target_t *t, bkr_out_t *out, int32_t *leader)
-{
-    const mi_part_t *p = &topic->parts[partition];
-    bool reps = !bkr_ra_same(p->replicas, p->nreplicas, t->replicas, t->nreplicas);
-    bool isr = !bkr_ra_same_set(p->isr, p->nisr, t->isr, t->nisr);
-    bool adding = !bkr_ra_same(p->adding, p->nadding, t->adding, t->nadding);
-    bool removing = !bkr_ra_same(p->removing, p->nremoving, t->removing, t->nremoving);
-    *leader = bkr_ra_leader(img, p, t);
-    if (!reps && !isr && !adding && !removing && *leader == p->leader)
-        return;
-    meta_rec_t *r = bkr_out_add(out, META_REC_PARTITION_CHANGE, META_PART_CHANGE_REC_VERSION);
-    memcpy(r->u.change.topic_id.b, topic->id, 16);
-    r->u.change.partition_id = partition;
-    if (reps)
-        r->u.change.replicas = (meta_i32s_t){t->nreplicas, t->replicas};
-    if (isr)
-        r->u.change.isr = (meta_i32s_t){t->nisr, t->isr};
-    if (adding)
-        r->u.change.adding_replicas = (meta_i32s_t){t->nadding, t->adding};
-    if (removing)
-        r->u.change.removing_replicas = (meta_i32s_t){t->nremoving, t->removing};
-    if (*leader != p->leader)
-        r->u.change.leader = *leader;
+    bkr_pcb_t b;
+    bkr_pcb_init(&b, bc, img, topic, partition);
+    b.tg = *t;
+    return bkr_pcb_build(&b, out);
 }
 
 /* ---- AlterPartitionReassignments ---- */
@@ -153,7 +106,6 @@ static void bkr_ra_cancel(const bkr_ctl_t *bc, const meta_image_t *img, const mi
 {
     const mi_part_t *p = &t->parts[rp->partition];
     bkr_target_t tg = {0};
-    int32_t leader;
     if (p->nadding == 0 && p->nremoving == 0) {
         rp->err = KERR_NO_REASSIGNMENT_IN_PROGRESS; /* no message, as Kafka's */
         return;
@@ -171,7 +123,7 @@ static void bkr_ra_cancel(const bkr_ctl_t *bc, const meta_image_t *img, const mi
         tg.isr = tg.replicas; /* the leader among them is elected uncleanly */
         tg.nisr = tg.nreplicas;
     }
-    bkr_target_write(img, t, rp->partition, &tg, out, &leader);
+    bkr_target_write(bc, img, t, rp->partition, &tg, out);
 }
 
 /* KIP-860: the replica count before the reassignment, against the
@@ -181,13 +133,13 @@ static bool bkr_ra_rf_changes(const mi_part_t *p, const bkr_reassign_part_t *rp)
     return p->nreplicas - p->nadding != rp->nreplicas;
 }
 
-static void bkr_ra_change(const meta_image_t *img, const mi_topic_t *t, bkr_reassign_req_t *req,
-                          bkr_reassign_part_t *rp, bkr_out_t *out)
+static void bkr_ra_change(const bkr_ctl_t *bc, const meta_image_t *img, const mi_topic_t *t,
+                          bkr_reassign_req_t *req, bkr_reassign_part_t *rp, bkr_out_t *out)
 {
     const mi_part_t *p = &t->parts[rp->partition];
     bkr_target_t tg = {0};
     char msg[256];
-    int32_t leader, *orig, *removing;
+    int32_t *orig, *removing;
     rp->err = bkr_check_assignment(img, rp->replicas, rp->nreplicas, 0, msg, sizeof(msg));
     if (rp->err) {
         rp->msg = arena_strndup(req->arena, msg, strlen(msg));
@@ -213,7 +165,7 @@ static void bkr_ra_change(const meta_image_t *img, const mi_topic_t *t, bkr_reas
     /* a replica no longer being added leaves the ISR it may have joined */
     tg.nisr = bkr_ra_keep(&out->arena, p->isr, p->nisr, tg.replicas, tg.nreplicas, &tg.isr);
     bkr_reassign_complete(&tg, &out->arena);
-    bkr_target_write(img, t, rp->partition, &tg, out, &leader);
+    bkr_target_write(bc, img, t, rp->partition, &tg, out);
 }
 
 void bkr_reassign(const bkr_ctl_t *bc, const meta_image_t *img, bkr_reassign_req_t *req,
@@ -234,7 +186,7 @@ void bkr_reassign(const bkr_ctl_t *bc, const meta_image_t *img, bkr_reassign_req
             else if (!rp->replicas)
                 bkr_ra_cancel(bc, img, t, req, rp, out);
             else
-                bkr_ra_change(img, t, req, rp, out);
+                bkr_ra_change(bc, img, t, req, rp, out);
         }
     }
 }

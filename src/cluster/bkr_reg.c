@@ -216,6 +216,11 @@ void bkr_register(bkr_ctl_t *bc, const meta_image_t *img, const bkr_register_req
     ans->epoch = -1;
     if (bkr_check_register(bc, img, req, now_ms, ans))
         return;
+    /* Kafka's brokerUncleanShutdownHandler: a broker back from an unclean
+     * shutdown may have lost what it had acknowledged as a follower */
+    const mi_broker_t *b = meta_image_broker(img, req->broker_id);
+    if (b && req->prev_epoch != b->epoch)
+        bkr_isr_unclean_shutdown(bc, img, req->broker_id, out);
     bkr_register_record(req, next_offset, out);
     bkr_session_start(bc, req->broker_id, now_ms);
     ans->epoch = next_offset;

@@ -96,6 +96,7 @@ static int16_t ctl_bootstrap(ctl_t *ctl, int64_t now_ms)
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
     fr->u.feature.feature_level = ctl->boot_mv;
+    ctl_boot_elr(ctl, &b);
     int16_t err = ctl_boot_topics(&bt, &b);
     if (!err)
         err = meta_log_commit(ctl->meta, b.v, b.n, now_ms);
@@ -144,6 +145,7 @@ ctl_t *ctl_open(log_mgr_t *logs, const ctl_config_t *cfg, int64_t now_ms)
     ctl->quorum = cfg->quorum;
     ctl->boot_mv = cfg->boot_metadata_version > 0 ? cfg->boot_metadata_version
                                                   : META_LOG_METADATA_VERSION;
+    ctl->boot_elr = cfg->boot_elr_version >= 0 ? cfg->boot_elr_version : CTL_BOOT_ELR_DEFAULT;
     ctl_brokers_init(ctl, cfg);
     ctl->meta = meta_log_open(logs, now_ms, ctl->quorum, &fresh);
     if (ctl->meta)

@@ -47,6 +47,8 @@ typedef struct ctl_config_s {
     int16_t boot_metadata_version; /* the level of metadata.version a new
                                       cluster starts at (format's bootstrap
                                       checkpoint); 0: META_LOG_METADATA_VERSION */
+    int16_t boot_elr_version;      /* eligible.leader.replicas.version there;
+                                      -1: none read (CTL_BOOT_ELR_DEFAULT) */
     int64_t heartbeat_interval_ms; /* broker.heartbeat.interval.ms, 0: 2000 */
 } ctl_config_t;
 
@@ -232,6 +234,10 @@ int64_t ctl_producer_id(ctl_t *ctl, ctl_pid_wait_t *w);
  * start-up. */
 #define CTL_FEATURE_METADATA_VERSION "metadata.version"
 #define CTL_FEATURE_KRAFT_VERSION "kraft.version"
+#define CTL_FEATURE_ELR "eligible.leader.replicas.version"
+/* The level of a node started without format's checkpoint: on, as a
+ * Kafka 4.4 node formatted at its default release. */
+#define CTL_BOOT_ELR_DEFAULT 1
 typedef struct ctl_feature_s {
     const char *name;
     int16_t min_level, max_level;

@@ -110,6 +110,7 @@ static int16_t ctl_node_register(ctl_t *ctl, const bkr_listener_t *listeners, in
     req.rack = ctl_s(ctl->rack);
     req.dirs = (const uint8_t(*)[16])dirs;
     req.ndirs = ndirs;
+    req.prev_epoch = log_mgr_prev_broker_epoch(ctl->logs);
     bkr_out_reset(&ctl->bout);
     bkr_register(&ctl->bkr, &ctl->meta->img, &req, meta_log_end_offset(ctl->meta), now_ms,
                  &ctl->bout, ans);

@@ -116,6 +116,35 @@ static void ctl_cfg_record(ctl_batch_t *b, const char *name, const char *key, co
     r->u.config.value.len = value ? (int32_t)strlen(value) : -1;
 }
 
+void ctl_elr_safety(ctl_t *ctl, ctl_batch_t *b)
+{
+    const meta_image_t *img = &ctl->meta->img;
+    char v[16];
+    size_t pos = 0;
+    const mi_config_t *c;
+    if (!meta_image_config_get(img, META_RES_BROKER, "", 0, "min.insync.replicas")) {
+        snprintf(v, sizeof(v), "%d", (int)ctl->base.min_insync_replicas);
+        ctl_cfg_record(b, "", "min.insync.replicas", v);
+    }
+    while ((c = meta_image_config_next(img, &pos)))
+        if (c->type == META_RES_BROKER && *c->name &&
+            ctl_set_get(c->v, c->n, "min.insync.replicas"))
+            ctl_cfg_record(b, c->name, "min.insync.replicas", NULL);
+}
+
+void ctl_boot_elr(ctl_t *ctl, ctl_batch_t *b)
+{
+    char v[16];
+    if (ctl->boot_elr < 1)
+        return;
+    meta_rec_t *fr = ctl_batch_add(b, META_REC_FEATURE_LEVEL);
+    fr->u.feature.name.p = CTL_FEATURE_ELR;
+    fr->u.feature.name.len = (int32_t)strlen(CTL_FEATURE_ELR);
+    fr->u.feature.feature_level = ctl->boot_elr;
+    snprintf(v, sizeof(v), "%d", (int)ctl->base.min_insync_replicas);
+    ctl_cfg_record(b, "", "min.insync.replicas", v);
+}
+
 /* The records that turn cur into s: a key whose value changes or comes,
  * and one that goes (value null). */
 static void ctl_cfg_records(const char *name, const mi_config_t *cur, const ctl_set_t *s,
@@ -129,6 +158,49 @@ static void ctl_cfg_records(const char *name, const mi_config_t *cur, const ctl_
     for (int i = 0; cur && i < cur->n; i++)
         if (!ctl_set_get(s->v, s->n, cur->v[i].key))
             ctl_cfg_record(b, name, cur->v[i].key, NULL);
+}
+
+/* Kafka's isDisallowedBrokerMinIsrTransition and
+ * isDisallowedClusterMinIsrTransition: with eligible leader replicas on,
+ * a change that would write a broker-level min.insync.replicas, or remove
+ * the cluster-level one, is refused (each node must judge min ISR the
+ * same way: the ELR depends on it). */
+static int16_t ctl_elr_min_isr_check(ctl_t *ctl, ctl_op_t *op, const mi_config_t *cur,
+                                     const ctl_set_t *s)
+{
+    const char *key = "min.insync.replicas";
+    const char *old = cur ? ctl_set_get(cur->v, cur->n, key) : NULL;
+    const char *now = ctl_set_get(s->v, s->n, key);
+    bool written = now ? !old || strcmp(old, now) : old != NULL;
+    if (!written || meta_image_feature(&ctl->meta->img, CTL_FEATURE_ELR) < 1)
+        return KERR_NONE;
+    if (*op->name)
+        snprintf(op->msg, sizeof(op->msg), "Broker-level %s cannot be altered while ELR is "
+                 "enabled.", key);
+    else if (!now)
+        snprintf(op->msg, sizeof(op->msg), "Cluster-level %s cannot be removed while ELR is "
+                 "enabled.", key);
+    else
+        return KERR_NONE;
+    return KERR_INVALID_CONFIG;
+}
+
+/* The cluster's min.insync.replicas becoming value: the ELR of every
+ * topic without its own. */
+static void ctl_elr_cluster_min_isr(ctl_t *ctl, const char *value, ctl_batch_t *b)
+{
+    const meta_image_t *img = &ctl->meta->img;
+    size_t pos = 0;
+    const mi_topic_t *t;
+    char v[32];
+    if (!value) { /* back to server.properties' */
+        snprintf(v, sizeof(v), "%d", (int)ctl->base.min_insync_replicas);
+        value = v;
+    }
+    while ((t = meta_image_topic_next(img, &pos)))
+        if (!meta_image_config_get(img, META_RES_TOPIC, t->name, t->name_len,
+                                   "min.insync.replicas"))
+            ctl_elr_min_isr(ctl, t, value, b);
 }
 
 int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
@@ -151,9 +223,14 @@ int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
         ctl_set_put(&s, op->kv[i].key, op->kv[i].value);
     e = cfg_broker_dyn_check(s.v, s.n, *name != '\0', op->msg, sizeof(op->msg));
     if (!e)
+        e = ctl_elr_min_isr_check(ctl, op, cur, &s);
+    if (!e)
         e = ctl_broker_check(ctl, op, &s);
-    if (!e && !op->validate_only)
+    if (!e && !op->validate_only) {
         ctl_cfg_records(name, cur, &s, b);
+        if (!*name)
+            ctl_elr_cluster_min_isr(ctl, ctl_set_get(s.v, s.n, "min.insync.replicas"), b);
+    }
     ctl_set_free(&s);
     return e;
 }

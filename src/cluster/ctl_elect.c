@@ -19,6 +19,7 @@
  * what the broker changes do not: a topic whose key was turned on after
  * its partition lost its leader. A broker fenced, shutting down or
  * unfenced makes its own unclean elections at once (bkr_isr.c). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,10 @@ void ctl_elect_defaults(ctl_t *ctl, const cfg_bview_t *bv)
     if (v)
         cfg_val_bool(cfg_val_trim(v, buf, sizeof(buf)), &on);
     ctl->bkr.unclean_default = on;
+    int64_t n = 1;
+    if ((v = cfg_bview_get(bv, "min.insync.replicas")))
+        cfg_val_long(cfg_val_trim(v, buf, sizeof(buf)), &n);
+    ctl->bkr.min_isr_default = n >= 1 && n <= INT32_MAX ? (int32_t)n : 1;
 }
 
 void ctl_elect_activate(ctl_t *ctl, int64_t now_ms)
@@ -126,7 +131,8 @@ void ctl_elect_tick(ctl_t *ctl, int64_t now_ms)
 int16_t ctl_plan_rebalance(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
     bkr_out_reset(&ctl->bout);
-    ctl->rebalance_more = bkr_elect_rebalance(&ctl->meta->img, CTL_ELECT_MAX_PER_ROUND, &ctl->bout);
+    ctl->rebalance_more = bkr_elect_rebalance(&ctl->bkr, &ctl->meta->img, CTL_ELECT_MAX_PER_ROUND,
+                                              &ctl->bout);
     ctl->rebalance_at = op->now_ms + (ctl->rebalance_more ? 0 : ctl->rebalance_ms);
     if (ctl->bout.n)
         lg_info("preferred leader elections: %d partition(s) given back to their first replica%s",

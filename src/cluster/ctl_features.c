@@ -36,7 +36,7 @@ static const ctl_feature_t ctl_feature_table[] = {
     {CTL_FEATURE_KRAFT_VERSION, 0, 0},
     {"group.version", 0, 0},
     {"transaction.version", 0, 0},
-    {"eligible.leader.replicas.version", 0, 0},
+    {CTL_FEATURE_ELR, 0, 1},
     {"share.version", 0, 0},
     {"streams.version", 0, 0},
 };
@@ -257,6 +257,10 @@ int16_t ctl_plan_features(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 
     for (int i = 0; i < n && !err; i++)
         err = ctl_fu_check(ctl, op, v[i].u, &types[i]);
+    for (int i = 0; i < n && !err && !op->validate_only; i++)
+        if (v[i].u->level >= 1 && v[i].u->name_len == strlen(CTL_FEATURE_ELR) &&
+            !memcmp(v[i].u->name, CTL_FEATURE_ELR, v[i].u->name_len))
+            ctl_elr_safety(ctl, b); /* ahead of the update's records, as Kafka's */
     for (int i = 0; i < n && !err && !op->validate_only; i++) {
         if (types[i] < 0)
             continue;

@@ -19,6 +19,7 @@ struct ctl_s {
     void *broker_check_arg;
     int quorum;           /* ctl_config_t.quorum */
     int16_t boot_mv;      /* the level a new cluster's bootstrap records set */
+    int16_t boot_elr;     /* and the eligible.leader.replicas.version */
     ctl_op_t *head, *tail; /* queued; the head may be committing */
     int committing;
     /* Producer ids (ctl_pid.c): the block being handed out, its next
@@ -143,6 +144,19 @@ void ctl_quorum_stop(ctl_t *ctl);
 void ctl_brokers_init(ctl_t *ctl, const ctl_config_t *cfg);
 void ctl_brokers_free(ctl_t *ctl);
 
+/* Kafka's maybeGenerateElrSafetyRecords, added to b before the records
+ * that turn eligible leader replicas on: a cluster-level
+ * min.insync.replicas (server.properties' value) unless there is one,
+ * and no broker-level one, so that every node sees the same min ISR. */
+void ctl_elr_safety(ctl_t *ctl, ctl_batch_t *b);
+/* The ELR changes (bkr_min_isr_changed) of topic t's min.insync.replicas
+ * becoming value (NULL: the cluster's or server.properties'), added to b
+ * after the config records. */
+void ctl_elr_min_isr(ctl_t *ctl, const mi_topic_t *t, const char *value, ctl_batch_t *b);
+/* A new cluster's eligible.leader.replicas.version (ctl->boot_elr): when
+ * on, its FeatureLevelRecord and the cluster's min.insync.replicas
+ * (Kafka's activation records), added to b. */
+void ctl_boot_elr(ctl_t *ctl, ctl_batch_t *b);
 /* Recomputes ctl->defaults from the image: at start-up, and after a
  * broker config change is committed (ctl_configs.c). */
 void ctl_defaults_refresh(ctl_t *ctl);

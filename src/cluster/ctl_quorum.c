@@ -90,7 +90,7 @@ void ctl_quorum_stop(ctl_t *ctl)
 /* ElectLeaders: its own refusal becomes the answer's error. */
 static void ctl_elect_leaders(ctl_t *ctl, bkr_elect_req_t *req, bkr_answer_t *ans)
 {
-    bkr_elect_leaders(&ctl->meta->img, req, &ctl->bout);
+    bkr_elect_leaders(&ctl->bkr, &ctl->meta->img, req, &ctl->bout);
     if (req->err) {
         ans->err = req->err;
         snprintf(ans->msg, sizeof(ans->msg), "%s", req->msg);
@@ -112,7 +112,7 @@ int16_t ctl_plan_remote_broker(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
         bkr_heartbeat(&ctl->bkr, &ctl->meta->img, op->broker_req, next, op->now_ms, &ctl->bout,
                       ans);
     else if (op->kind == CTL_ALTER_PARTITION)
-        bkr_alter_partition(&ctl->meta->img, op->alter, &ctl->bout, ans);
+        bkr_alter_partition(&ctl->bkr, &ctl->meta->img, op->alter, &ctl->bout, ans);
     else if (op->kind == CTL_UNREGISTER_BROKER)
         bkr_unregister(&ctl->bkr, &ctl->meta->img, op->nparts, &ctl->bout, ans);
     else if (op->kind == CTL_ELECT_LEADERS)
@@ -160,12 +160,10 @@ void ctl_use_raft(ctl_t *ctl, struct raft_node_s *raft)
  * bootstrap on an empty log: one batch, a metadata transaction
  * (BeginTransactionRecord "Bootstrap records" ... EndTransactionRecord)
  * around a FeatureLevelRecord for each feature finalized above level 0
- * (metadata.version at this node's bootstrap checkpoint's level).
- * That is metadata.version alone: every other feature stands at 0 (what
- * Strand implements of it, as on a single node), and Kafka writes no
- * record for a feature at 0 either; nor a ConfigRecord, which Kafka
- * writes (the cluster's min.insync.replicas) only with
- * eligible.leader.replicas.version 1 or above. */
+ * (the levels of this node's bootstrap checkpoint): metadata.version and,
+ * when on, eligible.leader.replicas.version with its safety records
+ * (ctl_boot_elr); every other feature stands at 0 (what Strand
+ * implements of it), and Kafka writes no record for a feature at 0. */
 int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
     static const char txn_name[] = "Bootstrap records";
@@ -179,6 +177,7 @@ int16_t ctl_plan_bootstrap(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     fr->u.feature.name.p = "metadata.version";
     fr->u.feature.name.len = (int32_t)strlen("metadata.version");
     fr->u.feature.feature_level = ctl->boot_mv;
+    ctl_boot_elr(ctl, b);
     ctl_batch_add(b, PROTO_REC_END_TRANSACTION_RECORD);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/cfg_val.h"
 #include "cluster/ctl_int.h"
 #include "util/kerr.h"
 #include "util/mem.h"
@@ -433,6 +434,26 @@ static int16_t ctl_cfgset_check(ctl_t *ctl, const ctl_cfgset_t *s, ctl_op_t *op)
     return cfg_topic_check_all(&out, op->msg, sizeof(op->msg));
 }
 
+void ctl_elr_min_isr(ctl_t *ctl, const mi_topic_t *t, const char *value, ctl_batch_t *b)
+{
+    char buf[32];
+    int64_t n = ctl->bkr.min_isr_default;
+    if (value && cfg_val_long(cfg_val_trim(value, buf, sizeof(buf)), &n) < 0)
+        return;
+    bkr_out_reset(&ctl->bout);
+    bkr_min_isr_changed(&ctl->bkr, &ctl->meta->img, t, n, &ctl->bout);
+    for (int i = 0; i < ctl->bout.n; i++) /* encoded at submit, as bkr's others */
+        *ctl_batch_add(b, ctl->bout.v[i].type) = ctl->bout.v[i];
+}
+
+static const char *ctl_cfgset_get(const ctl_cfgset_t *s, const char *key)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].key, key))
+            return s->v[i].value;
+    return NULL;
+}
+
 static int16_t ctl_plan_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
 {
     const mi_topic_t *t = ctl_topic(ctl, op);
@@ -447,8 +468,10 @@ static int16_t ctl_plan_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     for (int i = 0; i < op->nkv; i++)
         ctl_cfgset_put(&s, op->kv[i].key, op->kv[i].value);
     int16_t e = ctl_cfgset_check(ctl, &s, op);
-    if (!e && !op->validate_only)
+    if (!e && !op->validate_only) {
         ctl_cfgset_records(&s, cur, t, b);
+        ctl_elr_min_isr(ctl, t, ctl_cfgset_get(&s, "min.insync.replicas"), b);
+    }
     ctl_cfgset_free(&s);
     return e;
 }

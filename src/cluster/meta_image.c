@@ -25,6 +25,8 @@ static void mi_topic_free(mi_topic_t *t)
         free(t->parts[i].dirs);
         free(t->parts[i].adding);
         free(t->parts[i].removing);
+        free(t->parts[i].elr);
+        free(t->parts[i].last_elr);
     }
     free(t->parts);
     free(t->name);
@@ -230,6 +232,8 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     free(p->dirs);
     free(p->adding);
     free(p->removing);
+    free(p->elr);
+    free(p->last_elr);
     memset(p, 0, sizeof(*p));
     p->present = true;
     p->leader = r->leader;
@@ -240,6 +244,8 @@ static int mi_apply_part(meta_image_t *img, const meta_part_rec_t *r, char *err,
     p->isr = mi_copy_i32s(r->isr, &p->nisr);
     p->adding = mi_copy_i32s(r->adding_replicas, &p->nadding);
     p->removing = mi_copy_i32s(r->removing_replicas, &p->nremoving);
+    p->elr = mi_copy_i32s(r->eligible_leader_replicas, &p->nelr);
+    p->last_elr = mi_copy_i32s(r->last_known_elr, &p->nlast_elr);
     mi_part_set_dirs(p, r->directories.v, r->directories.n);
     return 0;
 }
@@ -269,6 +275,14 @@ static int mi_apply_change(meta_image_t *img, const meta_part_change_rec_t *r, c
     if (r->removing_replicas.n >= 0) {
         free(p->removing);
         p->removing = mi_copy_i32s(r->removing_replicas, &p->nremoving);
+    }
+    if (r->eligible_leader_replicas.n >= 0) {
+        free(p->elr);
+        p->elr = mi_copy_i32s(r->eligible_leader_replicas, &p->nelr);
+    }
+    if (r->last_known_elr.n >= 0) {
+        free(p->last_elr);
+        p->last_elr = mi_copy_i32s(r->last_known_elr, &p->nlast_elr);
     }
     if (r->leader != -2) {
         p->leader = r->leader;

@@ -33,6 +33,14 @@ typedef struct mi_part_s {
     int32_t *adding;       /* owned */
     int32_t nremoving;
     int32_t *removing;     /* owned */
+    /* Eligible leader replicas (KIP-966; empty unless the feature is on):
+     * members that left an ISR below min.insync.replicas and still hold
+     * everything committed, so they may lead once the ISR is empty. The
+     * last known ELR holds the last leader once the partition has none. */
+    int32_t nelr;
+    int32_t *elr;          /* owned */
+    int32_t nlast_elr;
+    int32_t *last_elr;     /* owned */
 } mi_part_t;
 
 /* The log dir id of node's replica of p (zero if unknown), or NULL when

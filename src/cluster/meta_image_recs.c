@@ -97,6 +97,11 @@ static void mir_partition(const mi_topic_t *t, int32_t id, meta_rec_t *rec,
     r->adding_replicas.v = p->adding ? p->adding : &none;
     r->removing_replicas.n = p->nremoving;
     r->removing_replicas.v = p->removing ? p->removing : &none;
+    /* tagged: written only when not empty, as Kafka writes them */
+    r->eligible_leader_replicas = p->nelr > 0 ? (proto_int32_array_t){p->nelr, p->elr}
+                                              : (proto_int32_array_t){-1, NULL};
+    r->last_known_elr = p->nlast_elr > 0 ? (proto_int32_array_t){p->nlast_elr, p->last_elr}
+                                         : (proto_int32_array_t){-1, NULL};
     r->leader = p->leader;
     r->leader_epoch = p->leader_epoch;
     r->partition_epoch = p->partition_epoch;

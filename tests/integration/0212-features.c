@@ -47,6 +47,7 @@
 
 #define S tl_wire_str
 #define MV "metadata.version"
+#define ELR "eligible.leader.replicas.version"
 #define FAILED "The update failed for all features since the following feature had an error: "
 
 static arena_t arena;
@@ -280,15 +281,18 @@ static void check_reported(const feats *f)
 static void check_strand_levels(const feats *f)
 {
     for (int i = 0; i < f->nsup; i++) {
-        int mv = !strcmp(f->sup[i].name, MV);
-        TL_ASSERT(f->sup[i].min == (mv ? 23 : 0) && f->sup[i].max == (mv ? 29 : 0),
+        int mv = !strcmp(f->sup[i].name, MV), elr = !strcmp(f->sup[i].name, ELR);
+        TL_ASSERT(f->sup[i].min == (mv ? 23 : 0) && f->sup[i].max == (mv ? 29 : elr ? 1 : 0),
                   "%s supported %d-%d", f->sup[i].name, f->sup[i].min, f->sup[i].max);
     }
     TL_ASSERT_EQ(f->nsup, 7);
-    TL_ASSERT_EQ(f->nfin, 1);
+    TL_ASSERT_EQ(f->nfin, 2);
     TL_ASSERT_EQ(fin_level(f, MV), 25);
-    /* The bootstrap record, the node's registration and its unfencing. */
-    TL_ASSERT_EQ(f->epoch, 2);
+    TL_ASSERT_EQ(fin_level(f, ELR), 1);
+    /* The bootstrap records (metadata.version, eligible leader replicas
+     * and the cluster's min.insync.replicas), the node's registration and
+     * its unfencing. */
+    TL_ASSERT_EQ(f->epoch, 4);
 }
 
 /* A SAFE_DOWNGRADE to a level above the finalized one, on any feature

@@ -28,7 +28,8 @@
  *     the first topic led by its first replica again; node 3 stopped (its
  *     partition to 1) and started again leads it again within the check.
  * With KAFKA_REF=1 the same runs against Apache Kafka 4.4 nodes, formatted
- * at 4.0-IV3 (eligible leader replicas off, as Strand's features). */
+ * at 4.0-IV3 as the Strand nodes are (eligible leader replicas off: the
+ * elections without them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,8 +443,8 @@ int main(void)
 {
     tl_kraft_view v;
     tl_init("0727-elect-leaders");
-    /* Kafka 4.4 formats with eligible leader replicas on from 4.1-IV0;
-     * Strand's features stand where they are off. */
+    /* Both kinds of node formatted where eligible leader replicas are off
+     * (on from 4.1-IV0, and by default): the elections without them. */
     setenv("KAFKA_REF_FORMAT_ARGS", "--release-version=4.0-IV3", 0);
     tl_cluster *c = tl_cluster_new("0727-elect-leaders", TL_QUORUM_SHARED);
     tl_cluster_set(c, "broker.session.timeout.ms=6000");

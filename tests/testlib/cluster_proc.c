@@ -81,16 +81,19 @@ static void tl_proc_exec_kafka(tl_node *node)
 }
 
 /* A Strand node of a shared quorum is formatted before its first start,
- * as a user formats a cluster node (`strand format`). */
+ * as a user formats a cluster node (`strand format`), with the options a
+ * test gives its Kafka nodes too (KAFKA_REF_FORMAT_ARGS: a release
+ * version and feature levels), so that both kinds finalize the same. */
 void tl_proc_format(tl_node *node, const char *cluster_id)
 {
-    const char *bin = getenv("STRAND_BIN");
-    char meta[PATH_MAX + 32], cmd[3 * PATH_MAX];
+    const char *bin = getenv("STRAND_BIN"), *args = getenv("KAFKA_REF_FORMAT_ARGS");
+    char meta[PATH_MAX + 32], cmd[3 * PATH_MAX + 512];
     snprintf(meta, sizeof(meta), "%s/data/meta.properties", node->dir);
     if (!bin || access(meta, F_OK) == 0)
         return;
-    snprintf(cmd, sizeof(cmd), "'%s' format -t '%s' -c '%s/server.properties' >> '%s/node.log' 2>&1",
-             bin, cluster_id, node->dir, node->dir);
+    snprintf(cmd, sizeof(cmd),
+             "'%s' format -t '%s' -c '%s/server.properties' %.500s >> '%s/node.log' 2>&1", bin,
+             cluster_id, node->dir, args ? args : "", node->dir);
     if (system(cmd) != 0)
         tl_fail("node %d: strand format failed (see %s/node.log)", node->id, node->dir);
 }

@@ -101,7 +101,7 @@ static void check_like_kafka(const broker_boot_t *boot, const uint8_t *k, size_t
 static void test_initial_controllers(void)
 {
     broker_boot_voter_t vs[2];
-    broker_boot_t boot = {25, 1, vs, 2};
+    broker_boot_t boot = {25, 1, vs, 2, 0};
 
     voter(&vs[0], 1, "127.0.0.1", 19093, "YNfMZFLSS42Wdi0NEJr5TQ");
     voter(&vs[1], 3, "localhost", 19095, "AAAAAAAAAAAAAAAAAAAAAQ");
@@ -113,7 +113,7 @@ static void test_initial_controllers(void)
  * support: the header batch and the footer are compared). */
 static void test_no_voters(void)
 {
-    broker_boot_t none = {25, 1, NULL, 0}, stat = {25, 0, NULL, 0};
+    broker_boot_t none = {25, 1, NULL, 0, 0}, stat = {25, 0, NULL, 0, 0};
 
     check_like_kafka(&none, kafka_boot_none, sizeof(kafka_boot_none), 0);
     check_like_kafka(&stat, kafka_boot_static, sizeof(kafka_boot_static), 0);
@@ -125,7 +125,7 @@ static void test_write_read(void)
 {
     char dir[] = "/tmp/strand-boot-XXXXXX", path[256], err[256] = "";
     broker_boot_voter_t vs[2];
-    broker_boot_t boot = {27, 1, vs, 2};
+    broker_boot_t boot = {27, 1, vs, 2, 1}; /* eligible leader replicas on */
     broker_boot_state_t st;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
@@ -138,6 +138,7 @@ static void test_write_read(void)
     CU_ASSERT_EQUAL(st.present, 1);
     CU_ASSERT_EQUAL(st.metadata_version, 27);
     CU_ASSERT_EQUAL(st.kraft_version, 1);
+    CU_ASSERT_EQUAL(st.elr_version, 1);
     CU_ASSERT_EQUAL_FATAL(st.has_voters, 1);
     CU_ASSERT_EQUAL_FATAL(st.voters.n, 2);
     CU_ASSERT_EQUAL(st.voters.v[1].id, 3);

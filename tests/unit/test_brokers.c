@@ -578,7 +578,7 @@ static int16_t alter(int32_t from, int32_t leader_epoch, int32_t partition_epoch
     ap->isr = isr;
     ap->nisr = n;
     ap->isr_epochs = epochs;
-    bkr_alter_partition(&img, &q, &out, &a);
+    bkr_alter_partition(&bc, &img, &q, &out, &a);
     commit();
     return a.err ? a.err : ap->err;
 }
@@ -634,10 +634,10 @@ static void test_alter_partition(void)
     bkr_alter_req_t q = {2, 999, &t, 1};
     bkr_answer_t a;
     memset(&ap, 0, sizeof(ap));
-    bkr_alter_partition(&img, &q, &out, &a);
+    bkr_alter_partition(&bc, &img, &q, &out, &a);
     CU_ASSERT_EQUAL(a.err, KERR_STALE_BROKER_EPOCH);
     q.broker_epoch = meta_image_broker(&img, 2)->epoch;
-    bkr_alter_partition(&img, &q, &out, &a);
+    bkr_alter_partition(&bc, &img, &q, &out, &a);
     CU_ASSERT(a.err == 0 && ap.err == KERR_UNKNOWN_TOPIC_ID && out.n == 0);
 }
 
@@ -684,21 +684,23 @@ static void test_reassign(void)
     CU_ASSERT(part0_is(r312, 3, r3, 1, r2, 1));
     CU_ASSERT_EQUAL(part0()->nisr, 2);
     CU_ASSERT_EQUAL(part0()->leader, 1);
-    /* cancelled: back to 1, 2 */
+    /* cancelled: back to 1, 2; 3 dropped, so a new leader epoch fences it */
     CU_ASSERT_EQUAL(reassign_to(NULL, -1, true), 0);
     CU_ASSERT(part0_is(r12, 2, NULL, 0, NULL, 0));
+    CU_ASSERT_EQUAL(part0()->leader_epoch, 1);
     /* again; 3 joins the ISR: done, 2 gone */
     CU_ASSERT_EQUAL(reassign_to(r31, 2, true), 0);
     int32_t pe = part0()->partition_epoch;
-    CU_ASSERT_EQUAL(alter(1, 0, pe, isr123, 3, NULL, &ap), 0);
+    CU_ASSERT_EQUAL(alter(1, 1, pe, isr123, 3, NULL, &ap), 0);
     CU_ASSERT(part0_is(r31, 2, NULL, 0, NULL, 0));
     CU_ASSERT(part0()->nisr == 2 && part0()->leader == 1 && ap.nnew == 2);
     CU_ASSERT_EQUAL(ap.new_partition_epoch, part0()->partition_epoch);
+    CU_ASSERT(part0()->leader_epoch == 2 && ap.new_leader_epoch == 2); /* 2 dropped */
     /* to 3 alone: the ISR has it, so at once; the leader moves to 3 */
     CU_ASSERT_EQUAL(reassign_to(r3, 1, true), 0);
     CU_ASSERT(part0_is(r3, 1, NULL, 0, NULL, 0));
     CU_ASSERT(part0()->leader == 3 && part0()->nisr == 1 && part0()->isr[0] == 3);
-    CU_ASSERT_EQUAL(part0()->leader_epoch, 1);
+    CU_ASSERT_EQUAL(part0()->leader_epoch, 3);
     (void)r13;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster/cfg_topic.h"
 #include "cluster/ctl.h"
 #include "cluster/ctl_int.h"
 #include "cluster/meta_log.h"
@@ -43,6 +44,7 @@ static ctl_t *open_ctl(void)
         return NULL;
     memset(&cc, 0, sizeof(cc));
     cc.node_id = 1;
+    cfg_topic_defaults(&cc.defaults);
     return ctl_open(mgr, &cc, NOW);
 }
 
@@ -141,7 +143,8 @@ static void test_bootstrap(void)
     CU_ASSERT_EQUAL(f[0].min_level, 23);
     CU_ASSERT_EQUAL(f[0].max_level, 29);
     for (int i = 1; i < n; i++)
-        CU_ASSERT(f[i].min_level == 0 && f[i].max_level == 0);
+        CU_ASSERT(f[i].min_level == 0 &&
+                  f[i].max_level == (strcmp(f[i].name, CTL_FEATURE_ELR) ? 0 : 1));
     CU_ASSERT_PTR_NOT_NULL(ctl_feature_find("share.version", 13));
     CU_ASSERT_PTR_NULL(ctl_feature_find("share.versio", 12));
     /* The bootstrap batch: one FeatureLevelRecord at offset 0. */
@@ -270,6 +273,52 @@ static void test_level_zero(void)
     CU_ASSERT_EQUAL(level("group.version"), 0);
 }
 
+/* A cluster-wide config change (value NULL: removed): its error. */
+static int16_t cluster_config(const char *key, const char *value, char *msg)
+{
+    ctl_kv_t kv = {key, value};
+    ctl_op_t op;
+    memset(&op, 0, sizeof(op));
+    op.kind = CTL_ALTER_BROKER_CONFIGS;
+    op.name = "";
+    op.kv = &kv;
+    op.nkv = 1;
+    op.nassign = -1;
+    op.done = op_done;
+    op.now_ms = NOW;
+    ctl_submit(ctl, &op);
+    snprintf(msg, 512, "%s", op.msg);
+    return op.err;
+}
+
+/* Eligible leader replicas on: the safety record first (the cluster's
+ * min.insync.replicas, server.properties' value), only when there is
+ * none; while on, that config cannot be removed. */
+static void test_elr(void)
+{
+    char msg[512];
+    int64_t before = leo();
+    const meta_image_t *img = ctl_image(ctl);
+
+    CU_ASSERT_EQUAL(UPDATE(0, msg, CTL_FEATURE_ELR ":1:1"), KERR_NONE);
+    CU_ASSERT_EQUAL(level(CTL_FEATURE_ELR), 1);
+    CU_ASSERT_EQUAL(leo(), before + 2);
+    const char *v = meta_image_config_get(img, META_RES_BROKER, "", 0, "min.insync.replicas");
+    CU_ASSERT(v && !strcmp(v, "1"));
+    CU_ASSERT_EQUAL(cluster_config("min.insync.replicas", NULL, msg), KERR_INVALID_CONFIG);
+    CU_ASSERT_STRING_EQUAL(msg, "Cluster-level min.insync.replicas cannot be removed while ELR "
+                                "is enabled.");
+    CU_ASSERT_EQUAL(cluster_config("min.insync.replicas", "2", msg), KERR_NONE);
+    CU_ASSERT_EQUAL(UPDATE(0, msg, CTL_FEATURE_ELR ":0:2"), KERR_NONE);
+    CU_ASSERT_EQUAL(cluster_config("min.insync.replicas", NULL, msg), KERR_NONE);
+    CU_ASSERT_EQUAL(UPDATE(0, msg, CTL_FEATURE_ELR ":1:1"), KERR_NONE);
+    v = meta_image_config_get(img, META_RES_BROKER, "", 0, "min.insync.replicas");
+    CU_ASSERT(v && !strcmp(v, "1"));
+    CU_ASSERT_EQUAL(UPDATE(0, msg, CTL_FEATURE_ELR ":1:1"), KERR_NONE); /* no safety record */
+    CU_ASSERT_EQUAL(leo(), before + 8);
+    CU_ASSERT_EQUAL(UPDATE(0, msg, CTL_FEATURE_ELR ":0:2"), KERR_NONE);
+}
+
 /* A log finalizing a level this node does not support: refused at
  * start-up, as Kafka refuses it. */
 static void test_unsupported_log(void)
@@ -301,6 +350,7 @@ int main(void)
     CU_add_test(s, "metadata.version", test_metadata_version);
     CU_add_test(s, "downgrade rule", test_downgrade_rule);
     CU_add_test(s, "level 0", test_level_zero);
+    CU_add_test(s, "eligible leader replicas", test_elr);
     CU_add_test(s, "unsupported level in the log", test_unsupported_log);
     return unit_run();
 }

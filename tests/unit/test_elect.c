@@ -83,7 +83,8 @@ static int teardown(void)
 /* ---- helpers ---- */
 
 static uint8_t DIRS[8][16];
-static const bkr_feature_t FEATS[] = {{{"metadata.version", 16}, 23, 29}};
+static const bkr_feature_t FEATS[] = {{{"metadata.version", 16}, 23, 29},
+                                      {{"eligible.leader.replicas.version", 32}, 0, 1}};
 
 static void hb(int32_t id, bool fence)
 {
@@ -95,8 +96,9 @@ static void hb(int32_t id, bool fence)
     commit();
 }
 
-/* Registers id and unfences it. */
-static void join(int32_t id)
+/* Registers id (after a shutdown of previous epoch prev: -1 unclean) and
+ * unfences it. */
+static void rejoin(int32_t id, int64_t prev)
 {
     static bkr_listener_t l[8];
     bkr_register_req_t r;
@@ -110,14 +112,21 @@ static void join(int32_t id)
     r.listeners = &l[id];
     r.nlisteners = 1;
     r.features = FEATS;
-    r.nfeatures = 1;
+    r.nfeatures = 2;
     r.rack = S(NULL);
     r.dirs = &DIRS[id];
     r.ndirs = 1;
+    r.prev_epoch = prev;
     bkr_register(&bc, &img, &r, next_off, 1000000, &out, &a);
     CU_ASSERT_EQUAL_FATAL(a.err, 0);
     commit();
     hb(id, false);
+}
+
+static void join(int32_t id)
+{
+    const mi_broker_t *b = meta_image_broker(&img, id);
+    rejoin(id, b ? b->epoch : -1);
 }
 
 /* Topic name (id byte idb) of nparts partitions, each on these replicas,
@@ -160,7 +169,7 @@ static int16_t elect(int8_t type, const char *name, int32_t i, const char **msg)
     q.topics = &et;
     q.ntopics = 1;
     q.arena = &scratch;
-    bkr_elect_leaders(&img, &q, &out);
+    bkr_elect_leaders(&bc, &img, &q, &out);
     commit();
     if (msg)
         *msg = q.err ? q.msg : ep.msg;
@@ -186,7 +195,7 @@ static int16_t alter(const int32_t *isr, int n, int8_t recovery)
     ap.isr = isr;
     ap.nisr = n;
     ap.recovery_state = recovery;
-    bkr_alter_partition(&img, &q, &out, &a);
+    bkr_alter_partition(&bc, &img, &q, &out, &a);
     commit();
     CU_ASSERT(a.err || ap.err || ap.new_recovery_state == part("t", 0)->recovery_state);
     return a.err ? a.err : ap.err;
@@ -363,7 +372,7 @@ static void test_all(void)
     q.type = BKR_ELECT_PREFERRED;
     q.all = true;
     q.arena = &scratch;
-    bkr_elect_leaders(&img, &q, &out);
+    bkr_elect_leaders(&bc, &img, &q, &out);
     commit();
     CU_ASSERT_EQUAL_FATAL(q.ntopics, 2);
     for (int i = 0; i < q.ntopics; i++) {
@@ -379,7 +388,7 @@ static void test_all(void)
     memset(&q, 0, sizeof(q));
     q.all = true;
     q.arena = &scratch;
-    bkr_elect_leaders(&img, &q, &out);
+    bkr_elect_leaders(&bc, &img, &q, &out);
     commit();
     for (int i = 0; i < q.ntopics; i++)
         CU_ASSERT_EQUAL(q.topics[i].nparts, 1);
@@ -394,13 +403,13 @@ static void test_rebalance(void)
     join(2);
     topic("t", 't', 3, reps, 2);
     CU_ASSERT_FALSE(bkr_elect_imbalanced(&img));
-    CU_ASSERT_EQUAL(bkr_elect_rebalance(&img, 1000, &out), 0);
+    CU_ASSERT_EQUAL(bkr_elect_rebalance(&bc, &img, 1000, &out), 0);
     CU_ASSERT_EQUAL(out.n, 0);
     hb(1, true);
     hb(1, false);
     CU_ASSERT(bkr_elect_imbalanced(&img));
     /* 1 is in no ISR: nothing to do yet. */
-    CU_ASSERT_EQUAL(bkr_elect_rebalance(&img, 1000, &out), 0);
+    CU_ASSERT_EQUAL(bkr_elect_rebalance(&bc, &img, 1000, &out), 0);
     CU_ASSERT_EQUAL(out.n, 0);
     for (int i = 0; i < 3; i++) {
         const mi_part_t *p = part("t", i);
@@ -417,14 +426,14 @@ static void test_rebalance(void)
         ap.partition_epoch = p->partition_epoch;
         ap.isr = back;
         ap.nisr = 2;
-        bkr_alter_partition(&img, &q, &out, &a);
+        bkr_alter_partition(&bc, &img, &q, &out, &a);
         CU_ASSERT_EQUAL(ap.err, 0);
         commit();
     }
-    CU_ASSERT_EQUAL(bkr_elect_rebalance(&img, 2, &out), 1);
+    CU_ASSERT_EQUAL(bkr_elect_rebalance(&bc, &img, 2, &out), 1);
     CU_ASSERT_EQUAL(out.n, 2);
     commit();
-    CU_ASSERT_EQUAL(bkr_elect_rebalance(&img, 2, &out), 0);
+    CU_ASSERT_EQUAL(bkr_elect_rebalance(&bc, &img, 2, &out), 0);
     CU_ASSERT_EQUAL(out.n, 1);
     commit();
     for (int i = 0; i < 3; i++)
@@ -513,6 +522,124 @@ static void test_unclean_round(void)
     CU_ASSERT(part("u", 0)->leader == 2 && part("u", 0)->recovery_state == 1);
 }
 
+/* ---- eligible leader replicas ---- */
+
+static int setup_elr(void)
+{
+    meta_rec_t f;
+    char err[64];
+    setup();
+    meta_rec_init(&f, META_REC_FEATURE_LEVEL);
+    f.u.feature.name = S("eligible.leader.replicas.version");
+    f.u.feature.feature_level = 1;
+    meta_image_apply(&img, &f, err, sizeof(err));
+    bc.min_isr_default = 2;
+    return 0;
+}
+
+static bool ids_are(const int32_t *v, int32_t n, const int32_t *want, int32_t nwant)
+{
+    return n == nwant && (n == 0 || !memcmp(v, want, (size_t)n * sizeof(int32_t)));
+}
+
+/* e-0 is (leader, ISR, ELR, last known ELR); -9 ends each list. */
+static bool e_is(int32_t leader, const int32_t *isr, const int32_t *elr, const int32_t *last)
+{
+    const mi_part_t *p = part("e", 0);
+    int32_t ni = 0, ne = 0, nl = 0;
+    while (isr[ni] != -9)
+        ni++;
+    while (elr[ne] != -9)
+        ne++;
+    while (last[nl] != -9)
+        nl++;
+    bool ok = p->leader == leader && ids_are(p->isr, p->nisr, isr, ni) &&
+              ids_are(p->elr, p->nelr, elr, ne) && ids_are(p->last_elr, p->nlast_elr, last, nl);
+    if (!ok)
+        fprintf(stderr, "e-0: leader %d, isr %d, elr %d, last %d\n", (int)p->leader,
+                (int)p->nisr, (int)p->nelr, (int)p->nlast_elr);
+    return ok;
+}
+
+/* Kafka's KIP-966 flow on RF 3, min ISR 2: members fenced one by one go
+ * to the ELR once the ISR is below 2, the ISR empties with the last one,
+ * and any ELR member (not only the last leader) can lead again; a broker
+ * back from an unclean shutdown leaves the ELR; an ISR back at 2 clears
+ * it. The ELR survives a snapshot. */
+static void test_elr(void)
+{
+    const int32_t reps[] = {1, 2, 3}, N[] = {-9}, i12[] = {1, 2, -9}, i1[] = {1, -9},
+                  e2[] = {2, -9}, e12[] = {1, 2, -9}, e1[] = {1, -9}, i2[] = {2, -9},
+                  i21[] = {2, 1}, i21e[] = {2, 1, -9};
+    meta_image_t copy;
+    join(1);
+    join(2);
+    join(3);
+    topic("e", 'e', 1, reps, 3);
+    hb(3, true);
+    CU_ASSERT(e_is(1, i12, N, N));
+    hb(2, true);
+    CU_ASSERT(e_is(1, i1, e2, N));
+    hb(1, true);
+    CU_ASSERT(e_is(-1, N, e12, i1));
+    meta_image_init(&copy);
+    meta_image_topics_records(&img, copy_rec, &copy);
+    const mi_part_t *c = &meta_image_topic(&copy, "e", 1)->parts[0];
+    CU_ASSERT(c->nelr == 2 && c->nlast_elr == 1 && c->last_elr[0] == 1 && c->nisr == 0);
+    meta_image_free(&copy);
+    rejoin(2, meta_image_broker(&img, 2)->epoch); /* clean: it may lead */
+    CU_ASSERT(e_is(2, i2, e1, N));
+    rejoin(1, -1); /* unclean: out of the ELR */
+    CU_ASSERT(e_is(2, i2, N, N));
+    CU_ASSERT_EQUAL(part("e", 0)->recovery_state, 0);
+    bkr_out_reset(&out);
+    const mi_part_t *p = part("e", 0);
+    int32_t le = p->leader_epoch;
+    bkr_alter_part_t ap = {0};
+    bkr_alter_topic_t t;
+    bkr_alter_req_t q = {2, meta_image_broker(&img, 2)->epoch, &t, 1};
+    bkr_answer_t a;
+    memset(t.topic_id, 'e', 16);
+    t.parts = &ap;
+    t.nparts = 1;
+    ap.leader_epoch = le;
+    ap.partition_epoch = p->partition_epoch;
+    ap.isr = i21;
+    ap.nisr = 2;
+    bkr_alter_partition(&bc, &img, &q, &out, &a);
+    commit();
+    CU_ASSERT(a.err == 0 && ap.err == 0);
+    CU_ASSERT(e_is(2, i21e, N, N));
+    /* with 2 back in the ISR of two, 1 fenced again: 2 leads, 1 in the ELR */
+    hb(1, true);
+    CU_ASSERT(e_is(2, i2, e1, N));
+    /* min.insync.replicas to 1: the ISR of one is enough, the ELR empties */
+    bkr_min_isr_changed(&bc, &img, meta_image_topic(&img, "e", 1), 1, &out);
+    commit();
+    CU_ASSERT(e_is(2, i2, N, N));
+    bkr_min_isr_changed(&bc, &img, meta_image_topic(&img, "e", 1), 2, &out);
+    CU_ASSERT_EQUAL(out.n, 0); /* nothing to recompute: no one left the ISR since */
+}
+
+/* The same fencings without the feature: the last ISR member stays. */
+static void test_no_elr(void)
+{
+    const int32_t reps[] = {1, 2, 3}, N[] = {-9}, i1[] = {1, -9};
+    join(1);
+    join(2);
+    join(3);
+    bc.min_isr_default = 2;
+    topic("e", 'e', 1, reps, 3);
+    hb(3, true);
+    hb(2, true);
+    hb(1, true);
+    CU_ASSERT(e_is(-1, i1, N, N));
+    rejoin(2, meta_image_broker(&img, 2)->epoch);
+    CU_ASSERT(e_is(-1, i1, N, N));
+    rejoin(1, -1);
+    CU_ASSERT(e_is(1, i1, N, N));
+}
+
 int main(void)
 {
     lg_set_level(LG_WARN);
@@ -534,5 +661,9 @@ int main(void)
     CU_add_test(ur, "periodic", test_unclean_round);
     CU_pSuite r = CU_add_suite("rebalance", setup, teardown);
     CU_add_test(r, "periodic preferred", test_rebalance);
+    CU_pSuite e = CU_add_suite("eligible leader replicas", setup_elr, teardown);
+    CU_add_test(e, "fencing, election, unclean shutdown", test_elr);
+    CU_pSuite ne = CU_add_suite("without eligible leader replicas", setup, teardown);
+    CU_add_test(ne, "last member stays", test_no_elr);
     return unit_run();
 }
