@@ -27,8 +27,7 @@
 # The sets are matched in any order. The nodes are strand (STRAND_BIN,
 # default ./strand) or, with KAFKA_REF=1, Apache Kafka 4.4 nodes
 # (scripts/kafka-ref.sh); both are formatted with the same options
-# (node_format_args); Strand's format refuses --feature for now (listed in
-# tests/integration/XFAIL). 1.5-2 min on Kafka.
+# (node_format_args). 1.5-2 min on Kafka.
 # Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be had).
 set -u
 # java_run, java_tool_logs, expect, show, wait_unfenced; WORK (compat/lib/java-tool.sh).
