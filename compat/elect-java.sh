@@ -19,8 +19,8 @@
 #   elected";
 #   every node exits 0 on SIGTERM.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
-# Apache Kafka 4.4 nodes (scripts/kafka-ref.sh, formatted at 4.0-IV3:
-# eligible leader replicas off, as Strand's features).
+# Apache Kafka 4.4 nodes (scripts/kafka-ref.sh); both formatted at 4.0-IV3,
+# where eligible leader replicas are off (compat/elr-java.sh has them on).
 # Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be had).
 set -u
 # java_run, expect, show, absent, wait_unfenced; WORK (compat/lib/java-tool.sh).
@@ -44,7 +44,8 @@ fi
 java_tool_setup elect-java
 trap 'exit 143' TERM INT
 node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
-node_format_args() { [ -z "$KAFKA_REF" ] || echo "--release-version=4.0-IV3"; }
+# both kinds where eligible leader replicas are off (the elections without them)
+node_format_args() { echo "--release-version=4.0-IV3"; }
 
 node_props() { quorum3_props "$1"; }
 

@@ -112,16 +112,7 @@ part()
 # produce NAME VALUES...: acks=all through broker 5, short timeouts (a
 # refused send fails within seconds, not after the default 2 min); the
 # producer logs its errors (ERROR and up) to NAME.log, where expect finds them.
-cat > "$WORK/log4j2.properties" <<'EOF'
-status = error
-appender.err.type = Console
-appender.err.name = STDERR
-appender.err.target = SYSTEM_ERR
-appender.err.layout.type = PatternLayout
-appender.err.layout.pattern = %p %c{1}: %m%n
-rootLogger.level = error
-rootLogger.appenderRef.err.ref = STDERR
-EOF
+java_log4j_errors
 produce()
 {
     local n=$1 jvm=("${JVM[@]}")

@@ -16,8 +16,7 @@
 #   every broker, and fails on the dead one, Kafka's as well);
 #   every node exits 0 on SIGTERM.
 # The nodes are strand (STRAND_BIN, default ./strand) or, with KAFKA_REF=1,
-# Apache Kafka 4.4 nodes (scripts/kafka-ref.sh, formatted at 4.0-IV3, as
-# Strand's features).
+# Apache Kafka 4.4 nodes (scripts/kafka-ref.sh); both formatted at 4.0-IV3.
 # Exit 0 pass, 1 fail, 77 skip (no Java/Maven to be had).
 set -u
 # java_run, expect, show, absent, wait_unfenced; WORK (compat/lib/java-tool.sh).
@@ -41,7 +40,7 @@ fi
 java_tool_setup reassign-java
 trap 'exit 143' TERM INT
 node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
-node_format_args() { [ -z "$KAFKA_REF" ] || echo "--release-version=4.0-IV3"; }
+node_format_args() { echo "--release-version=4.0-IV3"; }
 
 node_props() { quorum3_props "$1"; }
 

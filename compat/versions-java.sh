@@ -34,18 +34,7 @@ N=200
 
 # Errors on stderr, and NetworkClient's DEBUG lines ("Sending PRODUCE
 # request with header RequestHeader(apiKey=PRODUCE, apiVersion=13, ...").
-cat > "$WORK/log4j2.properties" <<'EOF'
-status = error
-appender.err.type = Console
-appender.err.name = STDERR
-appender.err.target = SYSTEM_ERR
-appender.err.layout.type = PatternLayout
-appender.err.layout.pattern = %p %c{1}: %m%n
-rootLogger.level = error
-rootLogger.appenderRef.err.ref = STDERR
-logger.nc.name = org.apache.kafka.clients.NetworkClient
-logger.nc.level = debug
-EOF
+java_log4j_errors "logger.nc.name = org.apache.kafka.clients.NetworkClient" "logger.nc.level = debug"
 # Each command's stdout in $WORK/NAME.out, its log in NAME.log.
 java_tool_logs "$WORK/log4j2.properties"
 # sent NAME API VERSION...: the client sent API at each VERSION and no other

@@ -42,6 +42,17 @@ java_tool_exit()
     [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 
+# java_log4j_errors [LINE...]: $WORK/log4j2.properties, a log4j2
+# configuration for java_tool_logs that logs ERROR and up on stderr, with
+# the LINEs (more loggers) added.
+java_log4j_errors()
+{
+    printf '%s\n' "status = error" "appender.err.type = Console" "appender.err.name = STDERR" \
+        "appender.err.target = SYSTEM_ERR" "appender.err.layout.type = PatternLayout" \
+        "appender.err.layout.pattern = %p %c{1}: %m%n" "rootLogger.level = error" \
+        "rootLogger.appenderRef.err.ref = STDERR" "$@" > "$WORK/log4j2.properties"
+}
+
 # java_tool_logs FILE: the commands log as the log4j2 configuration FILE
 # says instead of not at all, each to $WORK/NAME.log apart from its output.
 java_tool_logs()

@@ -87,6 +87,18 @@ static void op_done(ctl_op_t *op)
     (void)op;
 }
 
+/* Submits op (no pool: to the end in the call): its error, the message
+ * in msg. */
+static int16_t run_op(ctl_op_t *op, char *msg)
+{
+    op->nassign = -1;
+    op->done = op_done;
+    op->now_ms = NOW;
+    ctl_submit(ctl, op);
+    snprintf(msg, 512, "%s", op->msg);
+    return op->err;
+}
+
 /* Runs one CTL_UPDATE_FEATURES of "name:level:type" updates (no pool: to
  * the end in the call); returns the error, the message in msg. */
 static int16_t update(int validate, char *msg, int n, const char *const *spec)
@@ -107,12 +119,7 @@ static int16_t update(int validate, char *msg, int n, const char *const *spec)
     op.features = u;
     op.nfeatures = n;
     op.validate_only = validate;
-    op.nassign = -1;
-    op.done = op_done;
-    op.now_ms = NOW;
-    ctl_submit(ctl, &op);
-    snprintf(msg, 512, "%s", op.msg);
-    return op.err;
+    return run_op(&op, msg);
 }
 
 #define UPDATE(validate, msg, ...)                                                                \
@@ -283,12 +290,7 @@ static int16_t cluster_config(const char *key, const char *value, char *msg)
     op.name = "";
     op.kv = &kv;
     op.nkv = 1;
-    op.nassign = -1;
-    op.done = op_done;
-    op.now_ms = NOW;
-    ctl_submit(ctl, &op);
-    snprintf(msg, 512, "%s", op.msg);
-    return op.err;
+    return run_op(&op, msg);
 }
 
 /* Eligible leader replicas on: the safety record first (the cluster's
