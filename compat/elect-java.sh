@@ -30,19 +30,10 @@ set -u
 # kill_node, topics, wait_part (compat/lib/nodes.sh).
 # shellcheck source=lib/nodes.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
-KAFKA_REF=${KAFKA_REF:-}
-[ "$KAFKA_REF" = 0 ] && KAFKA_REF=
-STRAND_BIN=${STRAND_BIN:-$PWD/strand}
-REF=$ROOT/scripts/kafka-ref.sh
-export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
+nodes_setup elect-java
 NODES="1 2 3 4 5"
 declare -a PORT CPORT PID
 
-if [ -z "$KAFKA_REF" ]; then
-    [ -x "$STRAND_BIN" ] || skip "no strand binary at $STRAND_BIN"
-fi
-java_tool_setup elect-java
-trap 'exit 143' TERM INT
 node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
 # both kinds where eligible leader replicas are off (the elections without them)
 node_format_args() { echo "--release-version=4.0-IV3"; }

@@ -37,19 +37,10 @@ set -u
 # kill_node, wait_part (compat/lib/nodes.sh).
 # shellcheck source=lib/nodes.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
-KAFKA_REF=${KAFKA_REF:-}
-[ "$KAFKA_REF" = 0 ] && KAFKA_REF=
-STRAND_BIN=${STRAND_BIN:-$PWD/strand}
-REF=$ROOT/scripts/kafka-ref.sh
-export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
+nodes_setup elr-java
 NODES="1 2 3 4 5"
 declare -a PORT PID
 
-if [ -z "$KAFKA_REF" ]; then
-    [ -x "$STRAND_BIN" ] || skip "no strand binary at $STRAND_BIN"
-fi
-java_tool_setup elr-java
-trap 'exit 143' TERM INT
 node_kafka_props() { echo "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"; }
 # The same for both kinds of node: 4.0-IV3 (Strand's metadata.version)
 # with ELR on (it needs 4.0-IV1 or later; it is off at 4.0-IV3 by default).

@@ -39,20 +39,11 @@ set -u
 # at_exit, free_port, start_node, wait_started, stop_node (compat/lib/nodes.sh).
 # shellcheck source=lib/nodes.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/nodes.sh"
-KAFKA_REF=${KAFKA_REF:-}
-[ "$KAFKA_REF" = 0 ] && KAFKA_REF=
-STRAND_BIN=${STRAND_BIN:-$PWD/strand}
-REF=$ROOT/scripts/kafka-ref.sh
-export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
+nodes_setup quorum-dynamic-java
 N=3
 NODES="1 2 3"
 declare -a PORT PID
 
-if [ -z "$KAFKA_REF" ]; then
-    [ -x "$STRAND_BIN" ] || skip "no strand binary at $STRAND_BIN"
-fi
-java_tool_setup quorum-dynamic-java
-trap 'exit 143' TERM INT
 node_format_args() { format_args "$1"; }
 
 # node_props I: node I's keys, one a line.

@@ -13,6 +13,24 @@
 # (elect-java.sh, reassign-java.sh): quorum3_props, kill_node, topics and
 # wait_part below.
 
+# nodes_setup NAME: the start of a script that runs its own nodes: KAFKA_REF
+# (0 counts as unset), STRAND_BIN (default ./strand: skipped without it),
+# REF, small Kafka heaps (a node needs far less than kafka-server-start.sh's
+# 1 GiB), java_tool_setup NAME, and exit 143 on SIGTERM/SIGINT.
+nodes_setup()
+{
+    KAFKA_REF=${KAFKA_REF:-}
+    [ "$KAFKA_REF" = 0 ] && KAFKA_REF=
+    STRAND_BIN=${STRAND_BIN:-$PWD/strand}
+    REF=$ROOT/scripts/kafka-ref.sh
+    export KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx256m -Xms256m}
+    if [ -z "$KAFKA_REF" ]; then
+        [ -x "$STRAND_BIN" ] || skip "no strand binary at $STRAND_BIN"
+    fi
+    java_tool_setup "$1"
+    trap 'exit 143' TERM INT
+}
+
 # is_kafka I: whether node I is a Kafka node.
 is_kafka() { [ -n "$KAFKA_REF" ] || [[ " ${KAFKA_NODES:-} " == *" $1 "* ]]; }
 

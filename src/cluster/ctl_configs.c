@@ -227,9 +227,10 @@ int16_t ctl_plan_broker_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
     if (!e)
         e = ctl_broker_check(ctl, op, &s);
     if (!e && !op->validate_only) {
+        const char *k = "min.insync.replicas", *now = ctl_set_get(s.v, s.n, k);
         ctl_cfg_records(name, cur, &s, b);
-        if (!*name)
-            ctl_elr_cluster_min_isr(ctl, ctl_set_get(s.v, s.n, "min.insync.replicas"), b);
+        if (!*name && ctl_min_isr_changes(ctl, cur ? ctl_set_get(cur->v, cur->n, k) : NULL, now))
+            ctl_elr_cluster_min_isr(ctl, now, b);
     }
     ctl_set_free(&s);
     return e;

@@ -153,6 +153,10 @@ void ctl_elr_safety(ctl_t *ctl, ctl_batch_t *b);
  * becoming value (NULL: the cluster's or server.properties'), added to b
  * after the config records. */
 void ctl_elr_min_isr(ctl_t *ctl, const mi_topic_t *t, const char *value, ctl_batch_t *b);
+/* Whether a min.insync.replicas going from old to now (NULL: unset) is an
+ * ELR recomputation: eligible leader replicas on, and the value changes
+ * (a config change of any other key recomputes nothing). */
+bool ctl_min_isr_changes(const ctl_t *ctl, const char *old, const char *now);
 /* A new cluster's eligible.leader.replicas.version (ctl->boot_elr): when
  * on, its FeatureLevelRecord and the cluster's min.insync.replicas
  * (Kafka's activation records), added to b. */

@@ -434,6 +434,13 @@ static int16_t ctl_cfgset_check(ctl_t *ctl, const ctl_cfgset_t *s, ctl_op_t *op)
     return cfg_topic_check_all(&out, op->msg, sizeof(op->msg));
 }
 
+bool ctl_min_isr_changes(const ctl_t *ctl, const char *old, const char *now)
+{
+    if (meta_image_feature(&ctl->meta->img, CTL_FEATURE_ELR) < 1)
+        return false;
+    return old && now ? strcmp(old, now) != 0 : old != now;
+}
+
 void ctl_elr_min_isr(ctl_t *ctl, const mi_topic_t *t, const char *value, ctl_batch_t *b)
 {
     char buf[32];
@@ -469,8 +476,12 @@ static int16_t ctl_plan_configs(ctl_t *ctl, ctl_op_t *op, ctl_batch_t *b)
         ctl_cfgset_put(&s, op->kv[i].key, op->kv[i].value);
     int16_t e = ctl_cfgset_check(ctl, &s, op);
     if (!e && !op->validate_only) {
+        const char *k = "min.insync.replicas", *now = ctl_cfgset_get(&s, k);
         ctl_cfgset_records(&s, cur, t, b);
-        ctl_elr_min_isr(ctl, t, ctl_cfgset_get(&s, "min.insync.replicas"), b);
+        if (ctl_min_isr_changes(ctl, cur ? meta_image_config_get(&ctl->meta->img, META_RES_TOPIC,
+                                                                 t->name, t->name_len, k)
+                                         : NULL, now))
+            ctl_elr_min_isr(ctl, t, now, b);
     }
     ctl_cfgset_free(&s);
     return e;
