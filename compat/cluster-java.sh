@@ -104,13 +104,7 @@ describe_all()
 # ---- three controllers and three brokers, formatted with one cluster id ----
 W='[[:space:]]+'
 for i in $NODES; do PORT[$i]=$(free_port); done
-if [ -n "$KAFKA_REF" ]; then
-    ID=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-else
-    ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
-fi
-for i in $NODES; do start_node "$i"; done
-wait_started $NODES
+nodes_start_all
 echo "three controllers and three brokers started"
 
 # ---- kafka-topics --create through two brokers ----

@@ -127,13 +127,7 @@ restart()
 }
 
 for i in $NODES; do PORT[$i]=$(free_port); done
-if [ -n "$KAFKA_REF" ]; then
-    ID=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-else
-    ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
-fi
-for i in $NODES; do start_node "$i"; done
-wait_started $NODES
+nodes_start_all
 wait_unfenced apis "${PORT[5]}" 2 3 4 5
 java_run feat org.apache.kafka.tools.FeatureCommand --bootstrap-server "$(BS5)" describe
 expect feat 0 "^Feature: eligible\.leader\.replicas\.version${W}SupportedMinVersion: 0${W}SupportedMaxVersion: 1${W}FinalizedVersionLevel: 1${W}"

@@ -100,13 +100,7 @@ wait_status()
 for i in $(seq 1 $N); do PORT[$i]=$(free_port); done
 CTRL=
 for i in $(seq 1 $N); do CTRL+="${CTRL:+,}127.0.0.1:${PORT[$i]}"; done
-if [ -n "$KAFKA_REF" ]; then
-    ID=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-else
-    ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
-fi
-for i in $(seq 1 $N); do start_node "$i"; done
-wait_started 1 2 3
+nodes_start_all
 echo "node 1 --standalone, nodes 2 and 3 --no-initial-controllers: started"
 
 # ---- describe --status: one voter, two observers, with directory ids ----

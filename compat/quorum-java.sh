@@ -91,13 +91,7 @@ for i in $(seq 1 $N); do
     VOTERS+="${VOTERS:+,}$i@127.0.0.1:${PORT[$i]}"
     CTRL+="${CTRL:+,}127.0.0.1:${PORT[$i]}"
 done
-if [ -n "$KAFKA_REF" ]; then
-    ID=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-else
-    ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
-fi
-for i in $(seq 1 $N); do start_node "$i"; done
-wait_started $NODES
+nodes_start_all
 echo "three controllers started (voters $VOTERS)"
 
 # ---- describe --status: a leader, caught up ----

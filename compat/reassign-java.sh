@@ -62,13 +62,7 @@ wait_verify()
 
 for i in $NODES; do PORT[$i]=$(free_port); done
 for i in 1 2 3; do PORT[$((10 + i))]=$(free_port); CPORT[$i]=${PORT[$((10 + i))]}; done
-if [ -n "$KAFKA_REF" ]; then
-    ID=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
-else
-    ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
-fi
-for i in $NODES; do start_node "$i"; done
-wait_started $NODES
+nodes_start_all
 wait_unfenced apis-1 "${PORT[1]}" $NODES
 echo "three combined nodes and a broker started and unfenced"
 

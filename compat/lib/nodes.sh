@@ -31,6 +31,20 @@ nodes_setup()
     trap 'exit 143' TERM INT
 }
 
+# nodes_start_all: a new cluster id (ID: Kafka's form, or strand
+# random-uuid's), then every node of NODES started and listening.
+nodes_start_all()
+{
+    local i
+    if [ -n "$KAFKA_REF" ]; then
+        ID=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    else
+        ID=$("$STRAND_BIN" random-uuid) || fail "strand random-uuid"
+    fi
+    for i in $NODES; do start_node "$i"; done
+    wait_started $NODES
+}
+
 # is_kafka I: whether node I is a Kafka node.
 is_kafka() { [ -n "$KAFKA_REF" ] || [[ " ${KAFKA_NODES:-} " == *" $1 "* ]]; }
 
