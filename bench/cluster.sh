@@ -111,7 +111,9 @@ cluster_start()
     for ((i = 1; i <= CLUSTER_NODES; i++)); do
         rm -rf "${WORK:?}/$b-$i"
         PORT[$b-$i]=$(free_port)
+        FREE_PORT_TAKEN="${FREE_PORT_TAKEN:-} ${PORT[$b-$i]}"
         CPORT[$b-$i]=$(free_port)
+        FREE_PORT_TAKEN="$FREE_PORT_TAKEN ${CPORT[$b-$i]}"
     done
     for ((i = 1; i <= CLUSTER_NODES; i++)); do cluster_spawn_node "$b" "$i"; done
     for ((i = 1; i <= CLUSTER_NODES; i++)); do cluster_wait_node "$b" "$i"; done

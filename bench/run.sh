@@ -94,8 +94,12 @@ free_port()
 {
     local p i lo
     read -r lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+    # /dev/urandom, not $RANDOM, whose subshell seeds (time ^ pid) once
+    # gave two nodes of a cluster one port; FREE_PORT_TAKEN: ports picked
+    # for processes not listening yet
     for i in $(seq 1 200); do
-        p=$((10000 + RANDOM % (lo - 10000)))
+        p=$((10000 + $(od -An -N2 -tu2 /dev/urandom) % (lo - 10000)))
+        case " ${FREE_PORT_TAKEN:-} " in *" $p "*) continue ;; esac
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
     done
     die "no free port"

@@ -121,6 +121,14 @@ static void api_fetch_part(api_fetch_t *f, int i, proto_fetch_resp_partition_dat
     } else if (f->r.isolation_level != 1) {
         pd->aborted_transactions.n = -1;
         pd->aborted_transactions.v = NULL;
+    } else if (rd->aborted.n > 0) {
+        pd->aborted_transactions.n = rd->aborted.n;
+        pd->aborted_transactions.v = arena_calloc(f->req->arena, (size_t)rd->aborted.n,
+                                                  sizeof(*pd->aborted_transactions.v));
+        for (int k = 0; k < rd->aborted.n; k++) {
+            pd->aborted_transactions.v[k].producer_id = rd->aborted.v[k].producer_id;
+            pd->aborted_transactions.v[k].first_offset = rd->aborted.v[k].first_offset;
+        }
     }
 }
 
@@ -198,6 +206,9 @@ static void api_fetch_done(part_fetch_t *pf)
     resp.session_id = f->session_id;
     api_fetch_assemble(f, news, &resp);
     api_fetch_commit(f, news);
+    /* the answer holds copies: the lists can go before it is sent */
+    for (int i = 0; i < f->nitems; i++)
+        log_aborted_list_free(&pf->items[i].rd.aborted);
     API_REPLY(f->req, fetch, &resp);
 }
 

@@ -22,14 +22,16 @@ static int16_t api_lo_ts_check(int16_t ver, int64_t ts)
 
 /* An error leaves offset, timestamp and epoch at -1, as Kafka. */
 static void api_lo_part(part_t *part, const proto_list_offsets_req_list_offsets_partition_t *rp,
-                        int replica, proto_list_offsets_resp_list_offsets_partition_response_t *pr)
+                        int replica, int8_t isolation,
+                        proto_list_offsets_resp_list_offsets_partition_response_t *pr)
 {
     part_offset_t o;
     /* Kafka checks a current leader epoch unless it is -1 (none): one
      * below is older than any of ours. */
     pr->error_code = rp->current_leader_epoch < -1
                          ? KERR_FENCED_LEADER_EPOCH
-                         : part_list_offset(part, rp->timestamp, rp->current_leader_epoch, &o);
+                         : part_list_offset(part, rp->timestamp, rp->current_leader_epoch,
+                                            isolation, &o);
     if (pr->error_code)
         return;
     /* A follower (replica id >= 0) asking the latest offset gets the log
@@ -72,8 +74,8 @@ void api_list_offsets(api_req_t *req)
             if (!pr->error_code)
                 pr->error_code = part_find_by_name(req->b->reg, rt->name.p, rt->name.len,
                                                    rp->partition_index, &part);
-            if (part) /* no transactions yet: isolation changes nothing */
-                api_lo_part(part, rp, r.replica_id >= 0, pr);
+            if (part)
+                api_lo_part(part, rp, r.replica_id >= 0, r.isolation_level, pr);
         }
     }
     API_REPLY(req, list_offsets, &resp);

@@ -221,6 +221,9 @@ static int log_recover_segment(log_t *log, int i, int64_t expect)
 
     if (cut < 0)
         return -1;
+    /* its transaction index was emptied: the replay refills it */
+    if (seg->base_offset < log->txn_rebuild_from)
+        log->txn_rebuild_from = seg->base_offset;
     if (cut > 0) {
         lg_warn("log %s: cut %lld bytes of torn or corrupt data from segment %lld", log->dir,
                 (long long)cut, (long long)seg->base_offset);
@@ -319,10 +322,14 @@ static int log_load_state(log_t *log, int64_t now_ms)
     log->epochs.broken = 0;
     if (changed && log_save_epochs(log) < 0)
         return -1;
-    if (log_pstate_reload(&log->pstate, log->log_start_offset, leo, now_ms,
+    /* a replay that refills recovered transaction indexes starts at or
+     * below them: snapshots past their start are dropped */
+    if (log_pstate_reload(&log->pstate, log->log_start_offset,
+                          leo < log->txn_rebuild_from ? leo : log->txn_rebuild_from, now_ms,
                           log->cfg.producer_id_expiration_ms) < 0 ||
         log_replay_pstate(log) < 0)
         return -1;
+    log->txn_rebuild_from = INT64_MAX;
     if (log_pstate_snapshot(&log->pstate) < 0)
         lg_warn("log %s: cannot write producer snapshot: %s", log->dir, strerror(errno));
     return 0;
@@ -338,6 +345,7 @@ log_t *log_open(const char *dir, const log_config_t *cfg, const log_open_args_t 
     log->partition = args->partition;
     log->cfg = *cfg;
     log->last_flush_ms = args->now_ms;
+    log->txn_rebuild_from = INT64_MAX;
     log->uid = log_next_uid++;
     if (log_ecache_init(&log->epochs, dir) < 0)
         goto err;
@@ -480,6 +488,7 @@ void log_set_high_watermark(log_t *log, int64_t hwm)
     if (hwm < log->log_start_offset)
         hwm = log->log_start_offset;
     log->hwm = hwm;
+    log_pstate_hw_moved(&log->pstate, hwm);
 }
 
 int64_t log_size_bytes(const log_t *log)
@@ -521,8 +530,10 @@ static int log_replay_segment(log_t *log, log_segment_t *seg, int64_t from)
             if (LOG_BATCH_ATTR_IS_CONTROL(h.attributes) &&
                 !(b = log_segment_read_bytes(seg, pos, (size_t)total)))
                 return -1;
-            log_pstate_update(&log->pstate, &h, b, (size_t)total);
+            int rc = log_track_batch(log, seg, &h, b, (size_t)total);
             free(b);
+            if (rc < 0)
+                return -1;
         }
         pos += total;
         r = log_segment_read_hdr(seg, pos, &h);
@@ -708,7 +719,10 @@ static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
             log_set_offline(log, "part of a failed append could not be cut off");
         return KERR_KAFKA_STORAGE_ERROR;
     }
-    log_pstate_update(&log->pstate, h, batch, len);
+    if (log_track_batch(log, log_active(log), h, batch, len) < 0) {
+        log_set_offline(log, "an aborted transaction could not be indexed");
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
     log->unflushed += h->records_count;
     return 0;
 }
@@ -816,7 +830,7 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
     out->fd = -1;
     out->file_pos = 0;
     out->len = 0;
-    out->first_offset = -1;
+    out->first_offset = out->upper_offset = -1;
     if (log_is_down(log))
         return KERR_KAFKA_STORAGE_ERROR;
     if (offset < log->log_start_offset || offset > leo)
@@ -845,6 +859,7 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
         out->file_pos = pos;
         out->len = (int32_t)len;
         out->first_offset = h.base_offset;
+        out->upper_offset = log_read_upper(log, i, pos, len);
         return 0;
     }
     return 0;

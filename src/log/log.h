@@ -203,6 +203,24 @@ int16_t log_roll(log_t *log, int64_t now_ms);
 
 /* ---- read ---- */
 
+/* An aborted transaction (a .txnindex entry). */
+typedef struct log_aborted_s {
+    int64_t producer_id;
+    int64_t first_offset;       /* the transaction's first batch */
+    int64_t last_offset;        /* its ABORT marker */
+    int64_t last_stable_offset; /* the LSO once the marker was appended */
+} log_aborted_t;
+
+/* A list of aborted transactions; v owned by whoever holds the list. */
+typedef struct log_aborted_list_s {
+    log_aborted_t *v;
+    int n;
+    int cap;
+} log_aborted_list_t;
+
+void log_aborted_list_add(log_aborted_list_t *l, const log_aborted_t *a);
+void log_aborted_list_free(log_aborted_list_t *l);
+
 /* A region of a segment file. fd is a dup() owned by the caller (give it
  * to buf_put_file() or close it), or -1 when len is 0. */
 typedef struct log_read_result_s {
@@ -210,6 +228,11 @@ typedef struct log_read_result_s {
     int64_t file_pos;
     int32_t len;
     int64_t first_offset; /* base offset of the first batch, or -1 */
+    int64_t upper_offset; /* where the aborted transactions a read_committed
+                             reader must know of end (Kafka's fetch upper
+                             bound: the offset index's first entry past the
+                             region, else the next segment's base or the
+                             LEO), or -1 when len is 0 */
 } log_read_result_t;
 
 /* Reads whole batches, starting with the one that contains `offset`, from
@@ -221,6 +244,18 @@ typedef struct log_read_result_s {
  * or when the log is offline. */
 int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one,
                  int64_t max_offset, log_read_result_t *out);
+
+/* ---- transactions ---- */
+
+/* The last stable offset: the high watermark, or the first offset of the
+ * oldest transaction below it that is open or whose marker the high
+ * watermark has not passed. read_committed readers stop there. */
+int64_t log_last_stable_offset(const log_t *log);
+/* Adds to out (the caller's) the aborted transactions that a read from
+ * offset with upper bound upper (log_read's upper_offset) meets, in the
+ * order of their markers, as Kafka's collectAbortedTransactions. Returns 0
+ * or KAFKA_STORAGE_ERROR. */
+int16_t log_aborted_txns(log_t *log, int64_t offset, int64_t upper, log_aborted_list_t *out);
 
 /* ---- offsets ---- */
 

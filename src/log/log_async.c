@@ -72,7 +72,13 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
     wr->len = len;
     wr->h = h;
     wr->seg = act;
-    log_pstate_update(&log->pstate, &h, batch, len);
+    if (log_track_batch(log, act, &h, batch, len) < 0) {
+        close(wr->fd);
+        wr->fd = -1;
+        log_set_offline(log, "an aborted transaction could not be indexed");
+        res->base_offset = res->last_offset = res->log_append_time = -1;
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
     log->pending++;
     log->pend_pos = wr->pos + (int64_t)len;
     log->pend_end = h.base_offset + h.last_offset_delta + 1;
@@ -104,7 +110,8 @@ static void log_pending_undo(log_t *log)
     log->pend_failed = 0;
     if (log->offline)
         return; /* its files stay as they are for the next open's recovery */
-    if (fault_ftruncate(act->fd, (off_t)act->size) < 0) {
+    if (fault_ftruncate(act->fd, (off_t)act->size) < 0 ||
+        log_txnidx_truncate(&act->txn, leo) < 0) {
         log_set_offline(log, "the writes of a failed append could not be cut off");
         return;
     }

@@ -372,6 +372,27 @@ int log_oidx_last_within(log_index_t *idx, int64_t max_pos, int64_t max_offset,
     return 1;
 }
 
+int log_oidx_first_from(log_index_t *idx, int64_t pos, int64_t *offset)
+{
+    int32_t lo = 0, hi = idx->entries - 1, found = -1, p;
+
+    if (!idx_map(idx))
+        return 0;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if ((int32_t)idx_get32(idx->map + (size_t)mid * LOG_OFFSET_INDEX_ENTRY + 4) >= pos) {
+            found = mid;
+            hi = mid - 1;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (found < 0)
+        return 0;
+    log_oidx_entry(idx, found, offset, &p);
+    return 1;
+}
+
 void log_oidx_truncate_to(log_index_t *idx, int64_t offset)
 {
     int32_t i = oidx_floor(idx, offset - 1);

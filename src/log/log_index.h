@@ -78,6 +78,9 @@ void log_oidx_entry(log_index_t *idx, int32_t i, int64_t *offset,
  * Returns 1 and fills offset/position, or 0 if there is none. */
 int log_oidx_last_within(log_index_t *idx, int64_t max_pos, int64_t max_offset,
                          int64_t *offset, int32_t *position);
+/* The first entry whose position >= pos. Returns 1 and its offset, or 0
+ * if there is none. */
+int log_oidx_first_from(log_index_t *idx, int64_t pos, int64_t *offset);
 /* Removes the entries with offset >= offset. */
 void log_oidx_truncate_to(log_index_t *idx, int64_t offset);
 

@@ -41,6 +41,8 @@ struct log_s {
     int pend_failed;      /* a placed write failed: the batches placed
                              with it fail too, and once the last of them
                              is committed the run is undone */
+    int64_t txn_rebuild_from; /* open: the first segment whose transaction
+                                 index recovery emptied (INT64_MAX none) */
 };
 
 
@@ -79,6 +81,13 @@ int log_roll_at(log_t *log, int64_t base, int64_t now_ms);
 /* Replaces every segment with one empty segment at base (and forgets the
  * producer state). Returns 0 or -1 with errno, possibly half done. */
 int log_restart_at(log_t *log, int64_t base, int64_t now_ms);
+/* Applies a batch of segment seg to the producer state (log_txn.c), and
+ * a transaction it aborts to seg's transaction index. Returns 0, or -1
+ * with errno when the index could not be written. */
+int log_track_batch(log_t *log, log_segment_t *seg, const log_batch_hdr_t *h,
+                    const uint8_t *batch, size_t len);
+/* The fetch upper bound of a read of len bytes at pos of segment i. */
+int64_t log_read_upper(const log_t *log, int i, int64_t pos, int64_t len);
 /* Replays producer state from its map end offset to the LEO. */
 int log_replay_pstate(log_t *log);
 /* Renders the producer snapshot due at a roll (log_snapshot_take). */

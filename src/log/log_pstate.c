@@ -118,12 +118,15 @@ static void pstate_clear(log_pstate_t *ps)
         free(val);
     smap_free(&ps->producers);
     smap_init(&ps->producers);
+    ps->ongoing.n = ps->unrepl.n = 0;
 }
 
 void log_pstate_free(log_pstate_t *ps)
 {
     pstate_clear(ps);
     smap_free(&ps->producers);
+    free(ps->ongoing.v);
+    free(ps->unrepl.v);
     free(ps->snaps);
     free(ps->dir);
     memset(ps, 0, sizeof(*ps));
@@ -214,37 +217,139 @@ static void pstate_add_batch(log_pstate_entry_t *e, const log_pstate_batch_t *b)
     e->batches[e->nbatches++] = *b;
 }
 
+/* ---- transactions: the first unstable offset ---- */
+
+static void txn_add(log_txn_list_t *l, const log_txn_t *t)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        l->v = xrealloc(l->v, sizeof(*l->v) * (size_t)l->cap);
+    }
+    l->v[l->n++] = *t;
+}
+
+static void txn_del(log_txn_list_t *l, int64_t producer_id)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].producer_id == producer_id) {
+            memmove(l->v + i, l->v + i + 1, sizeof(*l->v) * (size_t)(l->n - i - 1));
+            l->n--;
+            return;
+        }
+}
+
+static int cmp_txn(const void *a, const void *b)
+{
+    return cmp_i64(&((const log_txn_t *)a)->first_offset, &((const log_txn_t *)b)->first_offset);
+}
+
+/* After a snapshot load: the open transactions are its producers'. */
+static void txn_rebuild(log_pstate_t *ps)
+{
+    size_t pos = 0, klen;
+    const void *key;
+    void *val;
+
+    ps->ongoing.n = ps->unrepl.n = 0;
+    while (smap_next(&ps->producers, &pos, &key, &klen, &val)) {
+        const log_pstate_entry_t *e = val;
+        if (e->current_txn_first_offset >= 0)
+            txn_add(&ps->ongoing, &(log_txn_t){e->producer_id, e->current_txn_first_offset, -1});
+    }
+    qsort(ps->ongoing.v, (size_t)ps->ongoing.n, sizeof(*ps->ongoing.v), cmp_txn);
+}
+
+int64_t log_pstate_first_unstable(const log_pstate_t *ps)
+{
+    int64_t first = ps->ongoing.n ? ps->ongoing.v[0].first_offset : -1;
+
+    for (int i = 0; i < ps->unrepl.n; i++)
+        if (first < 0 || ps->unrepl.v[i].first_offset < first)
+            first = ps->unrepl.v[i].first_offset;
+    return first;
+}
+
+void log_pstate_hw_moved(log_pstate_t *ps, int64_t hw)
+{
+    int n = 0;
+
+    while (n < ps->unrepl.n && ps->unrepl.v[n].last_offset < hw)
+        n++;
+    if (n == 0)
+        return;
+    memmove(ps->unrepl.v, ps->unrepl.v + n, sizeof(*ps->unrepl.v) * (size_t)(ps->unrepl.n - n));
+    ps->unrepl.n -= n;
+}
+
+/* A transaction ends at its marker (offset marker): it is no longer open
+ * but stays unstable until the high watermark passes the marker. An
+ * aborted one's index entry carries the last stable offset with it
+ * ended: the oldest other open transaction's start, else past the marker
+ * (Kafka's lastStableOffset(completedTxn)). A marker with no transaction
+ * open (nothing was written in it) ends an empty one at the marker. */
+static int txn_end(log_pstate_t *ps, log_pstate_entry_t *e, int64_t marker, int aborted,
+                   log_aborted_t *ab)
+{
+    log_txn_t t = {e->producer_id, e->current_txn_first_offset, marker};
+
+    if (t.first_offset < 0)
+        t.first_offset = marker;
+    txn_del(&ps->ongoing, e->producer_id);
+    txn_add(&ps->unrepl, &t);
+    e->current_txn_first_offset = -1;
+    if (!aborted)
+        return 0;
+    ab->producer_id = t.producer_id;
+    ab->first_offset = t.first_offset;
+    ab->last_offset = marker;
+    ab->last_stable_offset = ps->ongoing.n ? ps->ongoing.v[0].first_offset : marker + 1;
+    return 1;
+}
+
 /* An end-transaction marker: control record key (version, type), value
- * (version, coordinator epoch). */
-static void pstate_apply_marker(log_pstate_entry_t *e, const log_batch_hdr_t *h,
-                                const uint8_t *batch, size_t len)
+ * (version, coordinator epoch). Returns the type (0 ABORT, 1 COMMIT), -1
+ * when the record cannot be read (taken as a commit: an unreadable marker
+ * hides nothing). */
+static int pstate_apply_marker(log_pstate_entry_t *e, const log_batch_hdr_t *h,
+                               const uint8_t *batch, size_t len)
 {
     log_batch_iter_t *it = batch ? log_batch_iter_new(batch, len) : NULL;
     log_record_t rec;
+    int type = -1;
 
     pstate_set_epoch(e, h->producer_epoch);
     e->last_timestamp = h->max_timestamp;
-    e->current_txn_first_offset = -1;
-    if (it && log_batch_iter_next(it, &rec) == 1 && rec.value && rec.value_len >= 6) {
+    if (it && log_batch_iter_next(it, &rec) == 1) {
         rd_t rd;
-        rd_init(&rd, rec.value, (size_t)rec.value_len);
-        rd_i16(&rd);
-        e->coordinator_epoch = rd_i32(&rd);
+        if (rec.key && rec.key_len >= 4) {
+            rd_init(&rd, rec.key, (size_t)rec.key_len);
+            rd_i16(&rd);
+            type = rd_i16(&rd);
+        }
+        if (rec.value && rec.value_len >= 6) {
+            rd_init(&rd, rec.value, (size_t)rec.value_len);
+            rd_i16(&rd);
+            e->coordinator_epoch = rd_i32(&rd);
+        }
     }
     log_batch_iter_free(it);
+    return type;
 }
 
-void log_pstate_update(log_pstate_t *ps, const log_batch_hdr_t *h, const uint8_t *batch,
-                       size_t len)
+int log_pstate_update(log_pstate_t *ps, const log_batch_hdr_t *h, const uint8_t *batch,
+                      size_t len, log_aborted_t *ab)
 {
     int64_t last = h->base_offset + h->last_offset_delta;
     log_pstate_entry_t *e;
+    int aborted = 0;
 
     if (h->producer_id >= 0) {
         e = pstate_get_or_add(ps, h->producer_id);
         if (LOG_BATCH_ATTR_IS_CONTROL(h->attributes)) {
-            if (h->records_count > 0)
-                pstate_apply_marker(e, h, batch, len);
+            if (h->records_count > 0) {
+                int type = pstate_apply_marker(e, h, batch, len);
+                aborted = txn_end(ps, e, h->base_offset, type == 0, ab);
+            }
         } else {
             log_pstate_batch_t b = {
                 .first_seq = h->base_sequence,
@@ -256,12 +361,15 @@ void log_pstate_update(log_pstate_t *ps, const log_batch_hdr_t *h, const uint8_t
             pstate_set_epoch(e, h->producer_epoch);
             pstate_add_batch(e, &b);
             e->last_timestamp = h->max_timestamp;
-            if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(h->attributes) && e->current_txn_first_offset < 0)
+            if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(h->attributes) && e->current_txn_first_offset < 0) {
                 e->current_txn_first_offset = h->base_offset;
+                txn_add(&ps->ongoing, &(log_txn_t){e->producer_id, h->base_offset, -1});
+            }
         }
     }
     if (last + 1 > ps->map_end_offset)
         ps->map_end_offset = last + 1;
+    return aborted;
 }
 
 void log_pstate_set_end(log_pstate_t *ps, int64_t offset)
@@ -485,6 +593,7 @@ int log_pstate_reload(log_pstate_t *ps, int64_t log_start, int64_t leo, int64_t 
         }
         if (r == 1) {
             ps->map_end_offset = ps->last_snap_offset = off;
+            txn_rebuild(ps);
             return 0;
         }
         lg_warn("log %s: producer snapshot at offset %lld is corrupt, deleting it", ps->dir,

@@ -11,6 +11,7 @@
 
 #include "log/log.h"
 #include "log/log_batch.h"
+#include "log/log_txnidx.h"
 #include "util/smap.h"
 
 #define LOG_PSTATE_BATCHES 5 /* Kafka's NUM_BATCHES_TO_RETAIN */
@@ -33,9 +34,26 @@ typedef struct log_pstate_entry_s {
     log_pstate_batch_t batches[LOG_PSTATE_BATCHES];
 } log_pstate_entry_t;
 
+/* A transaction the log holds part of, for the last stable offset (as
+ * Kafka's ongoingTxns and unreplicatedTxns). */
+typedef struct log_txn_s {
+    int64_t producer_id;
+    int64_t first_offset;
+    int64_t last_offset; /* its marker's; -1 while it is open */
+} log_txn_t;
+
+typedef struct log_txn_list_s {
+    log_txn_t *v; /* owned */
+    int n;
+    int cap;
+} log_txn_list_t;
+
 typedef struct log_pstate_s {
     char *dir;            /* owned */
     smap_t producers;     /* 8-byte producer id -> entry (owned) */
+    log_txn_list_t ongoing; /* open transactions, by first offset */
+    log_txn_list_t unrepl;  /* ended ones whose marker the high watermark
+                               has not passed, in marker order */
     int64_t map_end_offset;  /* the state covers offsets below this */
     int64_t last_snap_offset;
     int64_t *snaps;       /* offsets of the snapshot files, ascending */
@@ -59,9 +77,17 @@ int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
 
 /* Applies an appended batch (h with its final base offset; batch = its
  * bytes, needed for control batches, may be NULL otherwise) and moves the
- * map end offset past it. No checks (replication and replay use it). */
-void log_pstate_update(log_pstate_t *ps, const log_batch_hdr_t *h,
-                       const uint8_t *batch, size_t len);
+ * map end offset past it. No checks (replication and replay use it).
+ * Returns 1 when the batch is an ABORT marker, with *ab the transaction
+ * it ends as the aborted-transaction index records it; else 0. */
+int log_pstate_update(log_pstate_t *ps, const log_batch_hdr_t *h,
+                      const uint8_t *batch, size_t len, log_aborted_t *ab);
+/* The first offset of the oldest transaction that is open or whose
+ * marker is not below the high watermark yet; -1 when there is none. */
+int64_t log_pstate_first_unstable(const log_pstate_t *ps);
+/* The high watermark moved to hw: ended transactions whose markers are
+ * below it become stable. */
+void log_pstate_hw_moved(log_pstate_t *ps, int64_t hw);
 void log_pstate_set_end(log_pstate_t *ps, int64_t offset);
 
 /* Drops producers idle for expiration_ms (not in a transaction). Returns

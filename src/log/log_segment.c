@@ -211,6 +211,7 @@ static log_segment_t *seg_alloc(const char *dir, int64_t base, int64_t now_ms)
     seg->created_ms = now_ms;
     seg->rolling_ts = -2;
     seg->next_offset = base;
+    log_txnidx_init(&seg->txn, log_segment_file(dir, base, ".txnindex"));
     return seg;
 }
 
@@ -246,10 +247,10 @@ static int seg_open_indexes(log_segment_t *seg, const char *dir, int writable,
  * is removed at the next open, a .log is a segment. */
 int log_segment_remove_files(const char *dir, int64_t base)
 {
-    static const char *const suffixes[] = {".index", ".timeindex", ".log"};
+    static const char *const suffixes[] = {".index", ".timeindex", ".log", ".txnindex"};
     int rc = 0;
 
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         char *p = log_segment_file(dir, base, suffixes[i]);
         if (fault_unlink(p) < 0 && errno != ENOENT && i == 2)
             rc = -1;
@@ -281,6 +282,9 @@ log_segment_t *log_segment_create(const char *dir, int64_t base, const log_confi
     if (seg->fd < 0)
         goto err;
     if (seg_open_indexes(seg, dir, 1, cfg->segment_index_bytes, 1) < 0)
+        goto err;
+    /* a leftover of an older segment at this base would be read as ours */
+    if (access(seg->txn.path, F_OK) == 0 && log_txnidx_remove(&seg->txn) < 0)
         goto err;
     seg->rolling_ts = -1;
     seg->max_ts_known = 1;
@@ -324,6 +328,7 @@ void log_segment_free(log_segment_t *seg)
         close(seg->fd);
     log_index_release(&seg->oidx);
     log_index_release(&seg->tidx);
+    log_txnidx_free(&seg->txn);
     free(seg->path);
     free(seg);
 }
@@ -380,7 +385,8 @@ int log_segment_delete(log_segment_t *seg)
 {
     if (fault_unlink(seg->path) < 0 && errno != ENOENT)
         return -1;
-    if (log_index_delete(&seg->oidx) < 0 || log_index_delete(&seg->tidx) < 0)
+    if (log_index_delete(&seg->oidx) < 0 || log_index_delete(&seg->tidx) < 0 ||
+        log_txnidx_remove(&seg->txn) < 0)
         lg_warn("%s: cannot delete an index file: %s", seg->path, strerror(errno));
     log_segment_free(seg);
     return 0;
@@ -390,7 +396,8 @@ int log_segment_flush(log_segment_t *seg)
 {
     if (fault_fdatasync(seg->fd) < 0)
         return -1;
-    if (log_index_flush(&seg->oidx) < 0 || log_index_flush(&seg->tidx) < 0)
+    if (log_index_flush(&seg->oidx) < 0 || log_index_flush(&seg->tidx) < 0 ||
+        log_txnidx_flush(&seg->txn) < 0)
         return -1;
     return 0;
 }
@@ -558,6 +565,8 @@ int64_t log_segment_recover(log_segment_t *seg, int32_t index_interval, int64_t 
     if (fstat(seg->fd, &st) < 0 || log_index_make_writable(&seg->oidx, seg->index_bytes) < 0 ||
         log_index_make_writable(&seg->tidx, seg->index_bytes) < 0)
         return -1;
+    if (log_txnidx_remove(&seg->txn) < 0)
+        return -1;
     log_index_reset(&seg->oidx);
     log_index_reset(&seg->tidx);
     file_size = seg->size = st.st_size;
@@ -674,6 +683,8 @@ int log_segment_truncate_to(log_segment_t *seg, int64_t offset, const log_config
     seg->index_bytes = cfg->segment_index_bytes;
     log_oidx_truncate_to(&seg->oidx, offset);
     log_tidx_truncate_to(&seg->tidx, offset);
+    if (log_txnidx_truncate(&seg->txn, offset) < 0)
+        return -1;
     if (pos < seg->size) {
         if (fault_ftruncate(seg->fd, (off_t)pos) < 0)
             return -1;

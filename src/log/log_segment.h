@@ -10,6 +10,7 @@
 #include "log/log.h"
 #include "log/log_batch.h"
 #include "log/log_index.h"
+#include "log/log_txnidx.h"
 
 typedef struct log_segment_s {
     int64_t base_offset;
@@ -18,6 +19,7 @@ typedef struct log_segment_s {
     int64_t size;             /* bytes of valid batches */
     log_index_t oidx;
     log_index_t tidx;
+    log_txnidx_t txn;         /* the aborted transactions it ends */
     int max_ts_known;         /* else max_ts comes from the time index */
     int64_t max_ts;           /* largest batch maxTimestamp so far, -1 none */
     int64_t max_ts_offset;    /* last offset of the batch that had it */
@@ -42,7 +44,7 @@ int log_segment_parse_name(const char *name, const char *suffix, int64_t *base);
 log_segment_t *log_segment_create(const char *dir, int64_t base,
                                   const log_config_t *cfg, int64_t now_ms,
                                   int *leftover);
-/* Unlinks <base>.log, .index and .timeindex of dir where they exist.
+/* Unlinks <base>.log, .index, .timeindex and .txnindex of dir where they exist.
  * Returns 0, or -1 with errno if the .log could not be removed. */
 int log_segment_remove_files(const char *dir, int64_t base);
 /* Opens an existing segment. The active one gets writable indexes. Its
@@ -93,7 +95,8 @@ int log_segment_should_roll(log_segment_t *seg, const log_config_t *cfg,
 
 typedef void (*log_segment_visit_fn)(void *opaque, const uint8_t *batch,
                                      size_t len, const log_batch_hdr_t *h);
-/* Rebuilds the indexes from the .log, checking every batch (framing, CRC,
+/* Rebuilds the offset and time indexes from the .log and empties the
+ * transaction index (the producer state's replay refills it), checking every batch (framing, CRC,
  * offsets increasing and >= expect_offset); the .log is cut at the first
  * bad batch. visit (may be NULL) sees each good batch. Returns the number
  * of bytes cut, or -1 with errno on I/O failure. */
@@ -109,7 +112,8 @@ int64_t log_segment_max_ts(log_segment_t *seg, int64_t *offset);
 /* largestTimestamp for retention: max_ts, or the .log mtime if none. */
 int64_t log_segment_largest_ts(log_segment_t *seg);
 
-/* Removes batches at or above offset. The segment becomes (or stays)
+/* Removes batches (and aborted transactions whose markers are) at or
+ * above offset. The segment becomes (or stays)
  * the active one: its indexes are made writable. Returns 0 or -1. */
 int log_segment_truncate_to(log_segment_t *seg, int64_t offset,
                             const log_config_t *cfg);

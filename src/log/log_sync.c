@@ -51,13 +51,33 @@ static int log_sync_epochs(log_sync_t *s, log_t *log)
     return 0;
 }
 
+/* The aborted-transaction index is written with pwrite: a sync of the
+ * file as it is now (a removed one needs only the directory's, which its
+ * remover asked for). */
+static int log_sync_txnidx(log_sync_t *s, log_txnidx_t *ti)
+{
+    int fd;
+
+    if (!ti->dirty)
+        return 0;
+    ti->dirty = 0;
+    fd = fault_open(ti->path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    log_sync_add(s, fd);
+    return 0;
+}
+
 static int log_sync_segment(log_sync_t *s, log_segment_t *seg)
 {
     int fd = fcntl(seg->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     log_sync_add(s, fd);
-    return log_sync_index(s, &seg->oidx) < 0 || log_sync_index(s, &seg->tidx) < 0 ? -1 : 0;
+    return log_sync_index(s, &seg->oidx) < 0 || log_sync_index(s, &seg->tidx) < 0 ||
+                   log_sync_txnidx(s, &seg->txn) < 0
+               ? -1
+               : 0;
 }
 
 int log_sync_begin(log_t *log, int rolled_only, log_sync_t *s)

@@ -80,10 +80,7 @@ static void part_fetch_one(part_fetch_t *f, part_fetch_item_t *it, int64_t *budg
 static void part_fetch_close_fds(part_fetch_t *f)
 {
     for (int i = 0; i < f->nitems; i++)
-        if (f->items[i].rd.fd >= 0) {
-            close(f->items[i].rd.fd);
-            f->items[i].rd.fd = -1;
-        }
+        part_read_release(&f->items[i].rd);
 }
 
 /* A partition the metadata does not know (its topic deleted, say). As
@@ -149,6 +146,7 @@ void part_fetch_cancel(part_fetch_t *f)
     f->finished = 1;
     part_delay_cancel(f->delay);
     f->delay = NULL;
+    part_fetch_close_fds(f);
 }
 
 void part_fetch_expire(part_fetch_t *f)

@@ -5,6 +5,7 @@
 #include "partition/part_read.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "partition/part_flush.h"
 #include "partition/part_int.h"
@@ -64,6 +65,15 @@ void part_read_error(part_read_t *rd, int16_t err)
     rd->high_watermark = rd->last_stable_offset = rd->log_start_offset = -1;
     rd->fd = -1;
     rd->len = 0;
+    rd->aborted.n = 0;
+}
+
+void part_read_release(part_read_t *rd)
+{
+    if (rd->fd >= 0)
+        close(rd->fd);
+    rd->fd = -1;
+    log_aborted_list_free(&rd->aborted);
 }
 
 /* A follower whose last fetched epoch ends before its fetch offset here
@@ -94,8 +104,9 @@ void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one)
     rd->diverging_epoch = -1;
     rd->diverging_end_offset = -1;
     rd->preferred_read_replica = -1;
+    rd->aborted.n = 0;
     rd->high_watermark = part_hwm(part);
-    rd->last_stable_offset = rd->high_watermark;
+    rd->last_stable_offset = log_last_stable_offset(part->log);
     rd->log_start_offset = log_start_offset(part->log);
     if (err) {
         part_read_error(rd, err);
@@ -104,9 +115,17 @@ void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one)
     if (part_read_diverged(part, rd))
         return;
     int64_t max = rd->max_bytes < *budget ? rd->max_bytes : *budget;
+    int committed = rd->isolation == 1 && !rd->replica;
     err = log_read(part->log, rd->fetch_offset, (int32_t)(max < 0 ? 0 : max), min_one,
-                   rd->replica ? log_end_offset(part->log) : rd->high_watermark, &lr);
+                   rd->replica  ? log_end_offset(part->log)
+                   : committed ? rd->last_stable_offset
+                               : rd->high_watermark,
+                   &lr);
+    if (!err && committed && lr.len > 0)
+        err = log_aborted_txns(part->log, rd->fetch_offset, lr.upper_offset, &rd->aborted);
     if (err) {
+        if (lr.fd >= 0)
+            close(lr.fd);
         part_read_error(rd, err);
         return;
     }
@@ -141,10 +160,11 @@ static int16_t part_offset_found(int16_t err, const log_ts_offset_t *ts, int64_t
 }
 
 int16_t part_list_offset(part_t *part, int64_t timestamp, int32_t current_leader_epoch,
-                         part_offset_t *out)
+                         int8_t isolation, part_offset_t *out)
 {
     log_ts_offset_t ts;
     int16_t err = part_check_epoch(part, current_leader_epoch);
+    int64_t last = isolation == 1 ? log_last_stable_offset(part->log) : part_hwm(part);
 
     part_offset_none(out);
     if (err)
@@ -152,7 +172,7 @@ int16_t part_list_offset(part_t *part, int64_t timestamp, int32_t current_leader
     out->leader_epoch = part->leader_epoch;
     switch (timestamp) {
     case PART_OFFSET_LATEST:
-        out->offset = part_hwm(part);
+        out->offset = last;
         return KERR_NONE;
     case PART_OFFSET_EARLIEST:
     case PART_OFFSET_EARLIEST_LOCAL:
@@ -167,7 +187,7 @@ int16_t part_list_offset(part_t *part, int64_t timestamp, int32_t current_leader
             return KERR_NONE;
         }
         err = log_offset_for_timestamp(part->log, timestamp, &ts);
-        return part_offset_found(err, &ts, part_hwm(part), out);
+        return part_offset_found(err, &ts, last, out);
     }
 }
 

@@ -53,6 +53,9 @@ typedef struct part_read_s {
     int fd;
     int64_t file_pos;
     int32_t len;
+    /* read_committed: the aborted transactions the region meets, oldest
+     * marker first (v owned: part_read_release) */
+    log_aborted_list_t aborted;
 } part_read_t;
 
 /* Reads from part (found with part_find) up to min(rd->max_bytes,
@@ -67,6 +70,8 @@ void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one);
 int16_t part_read_replica_check(part_t *part, int32_t replica_id, int32_t current_leader_epoch);
 /* Sets rd as an answer with err and no offsets. */
 void part_read_error(part_read_t *rd, int16_t err);
+/* Closes rd's region and frees its aborted list. */
+void part_read_release(part_read_t *rd);
 
 /* ListOffsets' special timestamps. */
 #define PART_OFFSET_LATEST (-1)
@@ -83,10 +88,12 @@ typedef struct part_offset_s {
 } part_offset_t;
 
 /* ListOffsets for one partition: by timestamp (the first record at or
- * after it, below the high watermark) or one of PART_OFFSET_*. Returns 0
- * (out->offset -1 when nothing matches) or a Kafka error code. */
+ * after it, below the high watermark, or for read_committed (isolation 1)
+ * the last stable offset, which LATEST is then too) or one of
+ * PART_OFFSET_*. Returns 0 (out->offset -1 when nothing matches) or a
+ * Kafka error code. */
 int16_t part_list_offset(part_t *part, int64_t timestamp, int32_t current_leader_epoch,
-                         part_offset_t *out);
+                         int8_t isolation, part_offset_t *out);
 /* OffsetForLeaderEpoch: the largest epoch <= epoch and its end offset
  * (both -1 when unknown). Returns 0 or the epoch check's error. */
 int16_t part_epoch_end(part_t *part, int32_t current_leader_epoch, int32_t epoch,
