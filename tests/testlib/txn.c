@@ -459,3 +459,41 @@ void tl_txn_offset_fetch(const char *bootstrap, const char *group, const char *t
     arena_destroy(&arena);
     close(fd);
 }
+
+int16_t tl_txn_end_txn_raw(const char *bootstrap, const char *txn_id, int64_t pid,
+                           int16_t epoch, int commit, int16_t ver)
+{
+    static int32_t corr = 7000;
+    size_t idlen = strlen(txn_id);
+    int flexible = ver >= 3;
+    tl_req r;
+    uint8_t *frame;
+    int fd = tl_txn_connect(bootstrap), n;
+    int16_t err;
+
+    TL_ASSERT(ver >= 0 && ver <= 3 && idlen < 127, "EndTxn v%d of '%s'", ver, txn_id);
+    tl_req_header(&r, 26, ver, ++corr, "strand-test");
+    if (flexible) {
+        tl_req_i8(&r, 0); /* header tags */
+        tl_req_i8(&r, (int8_t)(idlen + 1)); /* compact string, one-byte varint */
+    } else {
+        tl_req_i16(&r, (int16_t)idlen);
+    }
+    tl_req_bytes(&r, txn_id, idlen);
+    tl_req_i32(&r, (int32_t)(pid >> 32));
+    tl_req_i32(&r, (int32_t)(pid & 0xffffffff));
+    tl_req_i16(&r, epoch);
+    tl_req_i8(&r, commit ? 1 : 0);
+    if (flexible)
+        tl_req_i8(&r, 0); /* body tags */
+    tl_req_finish(&r);
+    TL_ASSERT(tl_send_all(fd, r.data, r.len) == 0, "EndTxn v%d: send", ver);
+    n = tl_recv_frame(fd, &frame, 20000);
+    /* correlation id, [header tags], throttle_time_ms, error_code */
+    TL_ASSERT(n >= 4 + flexible + 6, "EndTxn v%d: no answer (%d)", ver, n);
+    TL_ASSERT(tl_get_i32(frame) == corr, "EndTxn v%d: answer to %d", ver, tl_get_i32(frame));
+    err = tl_get_i16(frame + 4 + flexible + 4);
+    free(frame);
+    close(fd);
+    return err;
+}

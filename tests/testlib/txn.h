@@ -144,4 +144,11 @@ void tl_txn_offset_fetch(const char *bootstrap, const char *group, const char *t
                          int nparts, int require_stable, int64_t *offsets, int16_t *errors,
                          char **metadata);
 
+/* EndTxn v`ver` (0-3: v3 flexible) for transactional id txn_id, producer
+ * id and epoch, commit or abort, sent to the coordinator at bootstrap:
+ * the answer's error code. Encoded by hand (the generated codecs have no
+ * EndTxn yet), for the answers to a fenced producer. */
+int16_t tl_txn_end_txn_raw(const char *bootstrap, const char *txn_id, int64_t pid,
+                           int16_t epoch, int commit, int16_t ver);
+
 #endif
