@@ -83,10 +83,13 @@ tl_txn_reader *tl_txn_reader_new(const char *bootstrap, const char *topic, int n
     return r;
 }
 
-static int tl_txn_reader_at_end(const tl_txn_reader *r, const int64_t *until)
+/* Every partition at its end: at until[p] or beyond, or (until NULL) an
+ * end reported since the poll began (eofs0). */
+static int tl_txn_reader_at_end(const tl_txn_reader *r, const int64_t *until, const int *eofs0)
 {
     for (int p = 0; p < r->nparts; p++)
-        if (r->parts[p].eofs == 0 || (until && r->parts[p].eof < until[p]))
+        if (until ? r->parts[p].eofs == 0 || r->parts[p].eof < until[p]
+                  : r->parts[p].eofs == eofs0[p])
             return 0;
     return 1;
 }
@@ -120,11 +123,16 @@ int tl_txn_reader_poll(tl_txn_reader *r, const int64_t *until, double secs)
 {
     double deadline = tl_now() + secs;
     const char *lvl = r->iso == TL_READ_COMMITTED ? "read_committed" : "read_uncommitted";
+    int *eofs0 = calloc((size_t)r->nparts, sizeof(*eofs0));
 
-    while (!tl_txn_reader_at_end(r, until)) {
+    for (int p = 0; p < r->nparts; p++)
+        eofs0[p] = r->parts[p].eofs;
+    while (!tl_txn_reader_at_end(r, until, eofs0)) {
         double left = deadline - tl_now();
-        if (left <= 0)
+        if (left <= 0) {
+            free(eofs0);
             return 0;
+        }
         rd_kafka_message_t *msg = rd_kafka_consumer_poll(r->rk, left < 0.1 ? 1 + (int)(left * 1000) : 100);
         if (!msg)
             continue;
@@ -140,6 +148,7 @@ int tl_txn_reader_poll(tl_txn_reader *r, const int64_t *until, double secs)
         }
         rd_kafka_message_destroy(msg);
     }
+    free(eofs0);
     return 1;
 }
 

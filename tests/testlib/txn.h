@@ -80,7 +80,11 @@ tl_txn_reader *tl_txn_reader_new(const char *bootstrap, const char *topic, int n
 /* Polls for at most secs, recording every message (each must come
  * without error, at offsets that only grow) and every end of partition.
  * Returns 1 as soon as every partition p has reported its end at an
- * offset >= until[p] (until NULL: at any offset), 0 when secs ran out. */
+ * offset >= until[p] (until NULL: has reported an end again, at any
+ * offset, since this call began), 0 when secs ran out. An end is
+ * reported once each time the consumer reaches it, so a poll with until
+ * NULL on partitions already read to their end lasts secs (or until new
+ * data came and was read). */
 int tl_txn_reader_poll(tl_txn_reader *r, const int64_t *until, double secs);
 /* Total messages recorded over all partitions. */
 int tl_txn_reader_count(const tl_txn_reader *r);
