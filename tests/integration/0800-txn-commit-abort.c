@@ -15,8 +15,9 @@
  *     read_committed from 6K returns no batch, LastStableOffset 6K and
  *     high watermark 6K+5, at read_uncommitted K's 5 messages; G's
  *     offsets sent in K are not committed: OffsetFetch v7 with
- *     RequireStable answers UNSTABLE_OFFSET_COMMIT for each partition,
- *     without it the offsets of the last committed transaction;
+ *     RequireStable answers UNSTABLE_OFFSET_COMMIT (offset -1) for each
+ *     partition, without it the offsets of the last committed transaction
+ *     (-1 before the first);
  *   - once K ended: both latest offsets 6K+6, and G's committed offsets
  *     (OffsetFetch with RequireStable, and rd_kafka_committed) those of
  *     the last committed transaction with its metadata, never an aborted

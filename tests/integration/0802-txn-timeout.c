@@ -270,7 +270,8 @@ int main(void)
                 free(vals[m]);
             for (int m = 0; m < NC + NI; m++) {
                 offs[m] = m;
-                vals[m] = strdup(m < NC ? value_of("abandoned", p, m) : value_of("after", p, m - NC));
+                vals[m] = strdup(m < NC ? value_of("abandoned", p, m)
+                                        : value_of("after", p, m - NC));
             }
             tl_txn_reader_expect(ru, p, NC + NI, offs, vals, "read_uncommitted");
             TL_ASSERT_EQ(ru->parts[p].eof, END);

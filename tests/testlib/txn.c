@@ -133,7 +133,8 @@ int tl_txn_reader_poll(tl_txn_reader *r, const int64_t *until, double secs)
             free(eofs0);
             return 0;
         }
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(r->rk, left < 0.1 ? 1 + (int)(left * 1000) : 100);
+        int ms = left < 0.1 ? 1 + (int)(left * 1000) : 100;
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(r->rk, ms);
         if (!msg)
             continue;
         if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
