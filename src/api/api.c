@@ -7,6 +7,7 @@
 #include "api/api_admin.h"
 #include "api/api_group.h"
 #include "api/api_tools.h"
+#include "api/api_txn.h"
 #include "cluster/ctl.h"
 #include "net/net_loop.h"
 #include "util/cstr.h"
@@ -58,6 +59,7 @@ static const struct {
     {api_admin_entries, API_ADMIN_NENTRIES},
     {api_group_entries, API_GROUP_NENTRIES},
     {api_tools_entries, API_TOOLS_NENTRIES},
+    {api_txn_entries, API_TXN_NENTRIES},
 };
 
 static api_entry_t api_all[128];

@@ -23,6 +23,14 @@ typedef struct api_endpoint_s {
     int port;
 } api_endpoint_t;
 
+/* An internal topic a coordinator creates on first use (api_itopic.c):
+ * __consumer_offsets, __transaction_state. */
+typedef struct api_itopic_s {
+    const char *name;
+    int pending;      /* its creation is under way */
+    int16_t last_err; /* why its last creation failed (logged), 0 */
+} api_itopic_t;
+
 /* What the handlers reach: the node's services below the api layer, and
  * the api layer's own state, wired by the broker layer (which embeds it
  * in its context). Handlers never call up into the broker. */
@@ -39,8 +47,9 @@ typedef struct api_node_s {
     part_reg_t *reg;             /* the partition layer */
     struct fsess_cache_s *fsess; /* incremental fetch sessions (api_fsess.h) */
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
-    int grp_topic_pending;       /* __consumer_offsets is being created */
-    int16_t grp_topic_err;       /* why its last creation failed (logged), 0 */
+    api_itopic_t grp_topic;      /* __consumer_offsets */
+    struct txn_coord_s *txn;     /* the transaction coordinator (api_txn.h) */
+    api_itopic_t txn_topic;      /* __transaction_state */
     char cluster_id[23];
     /* The endpoints advertised to clients, one per advertised broker
      * listener in the config's order: the broker layer owns them and
@@ -183,6 +192,14 @@ int api_forward_create(api_req_t *req, proto_str_t name);
 int api_forward_create_topic(api_node_t *b, const proto_create_topics_req_creatable_topic_t *t,
                              void (*done)(void *arg, const uint8_t *resp, size_t len), void *arg);
 void api_envelope(api_req_t *req);
+/* api_itopic.c: starts the creation of internal topic it (nparts
+ * partitions; on a quorum's broker replication factor rf, by the active
+ * controller) unless one is under way; the coordinator's APIs answer
+ * COORDINATOR_NOT_AVAILABLE until it exists, and clients retry. */
+void api_itopic_create(api_node_t *b, api_itopic_t *it, int32_t nparts, int16_t rf,
+                       const topic_cfg_t *tcfg);
+/* A numeric server.properties key the broker config does not know. */
+int64_t api_node_prop(api_node_t *b, const char *key, int64_t def);
 /* api_broker_reg.c: a broker's registration and heartbeats, a
  * controller's registration, on a quorum's controller listener. */
 void api_broker_registration(api_req_t *req);

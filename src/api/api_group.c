@@ -39,141 +39,6 @@ const api_entry_t api_group_entries[API_GROUP_NENTRIES] = {
 
 /* ---- the coordinator ---- */
 
-/* A numeric server.properties key the broker config does not know. */
-static int64_t api_group_prop(api_node_t *b, const char *key, int64_t def)
-{
-    const char *v = props_get(&b->cfg.props, key);
-    char *end;
-    if (!v)
-        return def;
-    long long x = strtoll(v, &end, 10);
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (end == v || *end) {
-        lg_warn("%s=%s is not a number; using %lld", key, v, (long long)def);
-        return def;
-    }
-    return x;
-}
-
-/* What the creation of __consumer_offsets came to. Clients retry
- * FindCoordinator every few hundred milliseconds while it fails (too few
- * brokers for its replication factor, say), so a failure is logged when
- * it is new (the first, or another error than the last), at WARN, and its
- * repeats only at DEBUG: Kafka's broker logs none of them above DEBUG
- * (its controller logs the refusal at INFO). A success ends the run. */
-static void api_group_topic_result(api_node_t *b, int16_t err, const char *msg)
-{
-    b->grp_topic_pending = 0;
-    if (!err || err == KERR_TOPIC_ALREADY_EXISTS) {
-        if (b->grp_topic_err)
-            lg_info("%s created after %s", GRP_LOG_TOPIC, kerr_name(b->grp_topic_err));
-        b->grp_topic_err = 0;
-        return;
-    }
-    if (err == b->grp_topic_err) {
-        lg_debug("cannot create %s: %s: %s", GRP_LOG_TOPIC, kerr_name(err), msg);
-        return;
-    }
-    b->grp_topic_err = err;
-    lg_warn("cannot create %s: %s: %s (the group APIs answer COORDINATOR_NOT_AVAILABLE until it "
-            "can be; retries are logged only at DEBUG)",
-            GRP_LOG_TOPIC, kerr_name(err), msg);
-}
-
-static void api_group_topic_created(ctl_op_t *op)
-{
-    api_group_topic_result(op->udata, op->err, op->msg);
-    ctl_op_free(op);
-}
-
-/* The error of the active controller's CreateTopics answer in an
- * EnvelopeResponse body: its response header (v1: correlation id and an
- * empty tagged section) and CreateTopics v7. REQUEST_TIMED_OUT when none
- * came or it cannot be read. */
-static int16_t api_group_created_err(const uint8_t *resp, size_t len, arena_t *arena,
-                                     char *msg, size_t msglen)
-{
-    proto_envelope_resp_t env;
-    proto_create_topics_resp_t ct;
-    snprintf(msg, msglen, "no answer");
-    proto_envelope_resp_init(&env);
-    if (!resp || proto_envelope_resp_decode(&env, 0, resp, len, arena) < 0)
-        return KERR_REQUEST_TIMED_OUT;
-    if (env.error_code)
-        return env.error_code;
-    const uint8_t *p = env.response_data.p;
-    int32_t n = env.response_data.len;
-    proto_create_topics_resp_init(&ct);
-    if (n < 5 || p[4] != 0 || proto_create_topics_resp_decode(&ct, 7, p + 5, (size_t)n - 5,
-                                                              arena) < 0 || ct.topics.n != 1)
-        return KERR_REQUEST_TIMED_OUT;
-    proto_str_t m = ct.topics.v[0].error_message;
-    snprintf(msg, msglen, "%.*s", m.p ? (int)m.len : 0, m.p ? m.p : "");
-    return ct.topics.v[0].error_code;
-}
-
-static void api_group_forward_done(void *arg, const uint8_t *resp, size_t len)
-{
-    api_node_t *b = arg;
-    arena_t arena;
-    char msg[256];
-    arena_init(&arena, 256);
-    int16_t err = api_group_created_err(resp, len, &arena, msg, sizeof(msg));
-    api_group_topic_result(b, err, msg);
-    arena_destroy(&arena);
-}
-
-/* On a quorum's broker the active controller creates it, as a Kafka
- * broker has it created: a CreateTopics in an Envelope with
- * offsets.topic.num.partitions, offsets.topic.replication.factor (3) and
- * the configs the single node gives it. With fewer unfenced brokers than
- * the factor the controller refuses it (INVALID_REPLICATION_FACTOR), and
- * the group APIs answer COORDINATOR_NOT_AVAILABLE until a later try
- * succeeds, as Kafka's do. */
-static void api_group_forward_topic(api_node_t *b, const grp_log_config_t *cfg,
-                                    const topic_cfg_t *tcfg)
-{
-    cfg_kv_t kv[32];
-    proto_create_topics_req_creatable_topic_config_t cv[32];
-    proto_create_topics_req_creatable_topic_t t;
-    int n = cfg_topic_diff(&b->reg->defaults, tcfg, kv, 32);
-
-    for (int i = 0; i < n; i++) {
-        cv[i].name = (proto_str_t){kv[i].key, (int32_t)strlen(kv[i].key)};
-        cv[i].value = (proto_str_t){kv[i].value, (int32_t)strlen(kv[i].value)};
-    }
-    proto_create_topics_req_creatable_topic_init(&t);
-    t.name = PROTO_STR(GRP_LOG_TOPIC);
-    t.num_partitions = cfg->grp.num_partitions;
-    t.replication_factor = (int16_t)api_group_prop(b, "offsets.topic.replication.factor", 3);
-    t.configs.n = n;
-    t.configs.v = cv;
-    if (api_forward_create_topic(b, &t, api_group_forward_done, b) == 0)
-        b->grp_topic_pending = 1;
-}
-
-/* __consumer_offsets is created on first use, as Kafka does; until its
- * creation is committed the group APIs answer that the coordinator is not
- * available, and clients retry. */
-static void api_group_create_topic(api_node_t *b, const grp_log_config_t *cfg)
-{
-    topic_cfg_t tcfg;
-    if (b->grp_topic_pending)
-        return;
-    grp_log_topic_config(&b->reg->defaults, cfg, &tcfg);
-    if (b->forward) {
-        api_group_forward_topic(b, cfg, &tcfg);
-        return;
-    }
-    ctl_op_t *op = ctl_op_new_topic(b->ctl, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC),
-                                    cfg->grp.num_partitions, &tcfg, net_now_wall_ms());
-    op->done = api_group_topic_created;
-    op->udata = b;
-    b->grp_topic_pending = 1;
-    ctl_submit(b->ctl, op);
-}
-
 grp_coord_t *api_group_coord(api_node_t *b)
 {
     grp_log_config_t cfg;
@@ -186,20 +51,25 @@ grp_coord_t *api_group_coord(api_node_t *b)
     cfg.node_id = b->cfg.node_id;
     cfg.grp.num_partitions = b->cfg.offsets_topic_num_partitions;
     cfg.grp.initial_rebalance_delay_ms = b->cfg.group_initial_rebalance_delay_ms;
-    cfg.grp.max_size = (int32_t)api_group_prop(b, "group.max.size", INT32_MAX);
+    cfg.grp.max_size = (int32_t)api_node_prop(b, "group.max.size", INT32_MAX);
     cfg.grp.min_session_timeout_ms =
-        (int32_t)api_group_prop(b, "group.min.session.timeout.ms", 6000);
+        (int32_t)api_node_prop(b, "group.min.session.timeout.ms", 6000);
     cfg.grp.max_session_timeout_ms =
-        (int32_t)api_group_prop(b, "group.max.session.timeout.ms", 1800000);
-    cfg.grp.offsets_retention_ms = api_group_prop(b, "offsets.retention.minutes", 10080) * 60000;
+        (int32_t)api_node_prop(b, "group.max.session.timeout.ms", 1800000);
+    cfg.grp.offsets_retention_ms = api_node_prop(b, "offsets.retention.minutes", 10080) * 60000;
     cfg.grp.offsets_retention_check_ms =
-        api_group_prop(b, "offsets.retention.check.interval.ms", 600000);
+        api_node_prop(b, "offsets.retention.check.interval.ms", 600000);
     cfg.grp.offset_metadata_max_bytes =
-        (int32_t)api_group_prop(b, "offset.metadata.max.bytes", 4096);
-    cfg.segment_bytes = api_group_prop(b, "offsets.topic.segment.bytes", 104857600);
-    cfg.commit_timeout_ms = (int32_t)api_group_prop(b, "offsets.commit.timeout.ms", 5000);
-    if (!part_topic_get(b->reg, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC)))
-        api_group_create_topic(b, &cfg);
+        (int32_t)api_node_prop(b, "offset.metadata.max.bytes", 4096);
+    cfg.segment_bytes = api_node_prop(b, "offsets.topic.segment.bytes", 104857600);
+    cfg.commit_timeout_ms = (int32_t)api_node_prop(b, "offsets.commit.timeout.ms", 5000);
+    if (!part_topic_get(b->reg, GRP_LOG_TOPIC, strlen(GRP_LOG_TOPIC))) {
+        topic_cfg_t tcfg;
+        grp_log_topic_config(&b->reg->defaults, &cfg, &tcfg);
+        b->grp_topic.name = GRP_LOG_TOPIC;
+        api_itopic_create(b, &b->grp_topic, cfg.grp.num_partitions,
+                          (int16_t)api_node_prop(b, "offsets.topic.replication.factor", 3), &tcfg);
+    }
     b->grp = grp_log_open(b->loop, b->reg, &cfg);
     return b->grp;
 }

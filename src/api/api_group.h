@@ -57,5 +57,11 @@ void api_group_send1(api_req_t *req, grp_coord_t *c, const char *group, buf_t *o
 /* A C string of the coordinator (see api_cstr) as the protocol string it
  * stands for, in req's arena when it differs; NULL gives the null string. */
 proto_str_t api_group_str(api_req_t *req, const char *s);
+/* A commit's partition as Kafka checks it, in its metadata only:
+ * UNKNOWN_TOPIC_OR_PARTITION, or 0 (api_group_offsets.c). */
+int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition);
+/* The name of a topic named by id (copied into the arena), or
+ * UNKNOWN_TOPIC_ID. */
+int16_t api_group_topic_by_id(api_req_t *req, proto_uuid_t id, proto_str_t *name);
 
 #endif

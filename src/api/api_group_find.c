@@ -8,6 +8,7 @@
  * an alive (registered, unfenced) broker: COORDINATOR_NOT_AVAILABLE. */
 #include "api/api_group.h"
 #include "api/api_brokers.h"
+#include "api/api_txn.h"
 #include "api/api_util.h"
 
 #include <string.h>
@@ -48,28 +49,45 @@ static int16_t api_fc_cluster(api_req_t *req, const char *group, api_broker_t *a
     return KERR_NONE;
 }
 
-/* The coordinator of group on a single node: itself at its endpoint of
- * the request's listener, unless the group's partition is offline (Kafka
- * finds no leader for it) or it advertises no such listener. */
-static int16_t api_fc_single(api_req_t *req, const char *group, api_broker_t *ab)
+/* This node at its endpoint of the request's listener; -1 when it
+ * advertises no such listener. */
+static int api_fc_self(api_req_t *req, api_broker_t *ab)
 {
-    grp_coord_t *c = api_group_coord(req->b);
     const api_endpoint_t *ep = api_node_endpoint(req->b, req->listener);
-    if (!c || grp_find_coordinator(c, group) || !ep)
-        return KERR_COORDINATOR_NOT_AVAILABLE;
+    if (!ep)
+        return -1;
     ab->id = req->b->cfg.node_id;
     ab->host = ep->host;
     ab->port = ep->port;
+    return 0;
+}
+
+/* The coordinator of group on a single node: itself, unless the group's
+ * partition is offline (Kafka finds no leader for it). */
+static int16_t api_fc_single(api_req_t *req, const char *group, api_broker_t *ab)
+{
+    grp_coord_t *c = api_group_coord(req->b);
+    if (!c || grp_find_coordinator(c, group) || api_fc_self(req, ab) < 0)
+        return KERR_COORDINATOR_NOT_AVAILABLE;
     return KERR_NONE;
 }
 
-/* One key. Transactions have no coordinator yet: their keys get what
- * Kafka answers a client that may not use that transactional id, the one
- * answer on which both the Java producer and librdkafka fail at once
- * instead of retrying (COORDINATOR_NOT_AVAILABLE had them wait forever),
- * with a message that says why (librdkafka shows it). Error messages as
- * Kafka's: v0-3 give the error's text ("NONE" on success), v4+ an empty
- * one except for a malformed key type. */
+/* A transactional id's coordinator: this node (a single node's). */
+static int16_t api_fc_txn(api_req_t *req, proto_str_t id, api_broker_t *ab)
+{
+    int16_t err = api_txn_find_coordinator(req, id);
+    if (!err && api_fc_self(req, ab) < 0)
+        err = KERR_COORDINATOR_NOT_AVAILABLE;
+    return err;
+}
+
+/* One key. Where transactions are not served (a quorum's broker, for
+ * now) their keys get what Kafka answers a client that may not use that
+ * transactional id, the one answer on which both the Java producer and
+ * librdkafka fail at once instead of retrying, with a message that says
+ * why (librdkafka shows it). Error messages as Kafka's: v0-3 give the
+ * error's text ("NONE" on success), v4+ an empty one except for a
+ * malformed key type. */
 static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_t *out)
 {
     int v4 = req->hdr.api_version >= 4;
@@ -82,22 +100,27 @@ static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_
     if (key_type == 0) {
         out->error = req->b->raft ? api_fc_cluster(req, group ? group : "", &ab)
                                   : api_fc_single(req, group ? group : "", &ab);
-        if (out->error) {
-            out->message = v4 ? PROTO_STR("") : PROTO_STR("The coordinator is not available.");
+    } else if (key_type == 1) {
+        out->error = api_fc_txn(req, key, &ab);
+        if (out->error == KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED) {
+            out->message = PROTO_STR(API_TXN_UNSUPPORTED_MSG);
             return;
         }
-        out->node_id = ab.id;
-        out->host = api_group_str(req, ab.host);
-        out->port = ab.port;
-        out->message = v4 ? PROTO_STR("") : PROTO_STR("NONE");
-    } else if (key_type == 1) {
-        out->error = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-        out->message = PROTO_STR(API_TXN_UNSUPPORTED_MSG);
     } else {
         out->error = KERR_INVALID_REQUEST;
         out->message = v4 && key_type == 2 ? PROTO_STR("") : PROTO_STR(api_group_invalid_msg);
+        return;
     }
+    if (out->error) {
+        out->message = v4 ? PROTO_STR("") : PROTO_STR("The coordinator is not available.");
+        return;
+    }
+    out->node_id = ab.id;
+    out->host = api_group_str(req, ab.host);
+    out->port = ab.port;
+    out->message = v4 ? PROTO_STR("") : PROTO_STR("NONE");
 }
+
 void api_find_coordinator(api_req_t *req)
 {
     proto_find_coordinator_req_t r;

@@ -18,7 +18,7 @@
 /* Kafka looks in its metadata only: a partition that is offline here,
  * or led by another broker, or not hosted here at all, still exists, and
  * commits for it are taken (the coordinator need not lead it). */
-static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition)
+int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t partition)
 {
     const mi_topic_t *mt =
         topic.len < 0 ? NULL
@@ -30,7 +30,7 @@ static int16_t api_group_part_check(api_req_t *req, proto_str_t topic, int32_t p
 
 /* The name of the topic of a v10 request (copied: the answer may come
  * after the topic is gone), or UNKNOWN_TOPIC_ID. */
-static int16_t api_group_topic_by_id(api_req_t *req, proto_uuid_t id, proto_str_t *name)
+int16_t api_group_topic_by_id(api_req_t *req, proto_uuid_t id, proto_str_t *name)
 {
     topic_t *topic = part_topic_by_id(req->b->reg, id.b);
     *name = PROTO_STR("");
@@ -188,13 +188,24 @@ typedef struct api_of_result_s {
     api_of_part_t *v;
 } api_of_result_t;
 
-static void api_of_fill(api_of_part_t *p, int32_t partition, const grp_offset_t *o)
+/* With RequireStable (v7+) an offset an undecided transaction holds is
+ * UNSTABLE_OFFSET_COMMIT and -1, as Kafka answers it. */
+static void api_of_fill(api_of_part_t *p, int32_t partition, const grp_offset_t *o,
+                        bool unstable)
 {
+    if (unstable)
+        o = NULL;
     p->partition = partition;
     p->offset = o ? o->offset : -1;
     p->epoch = o ? o->leader_epoch : -1;
     p->metadata = o ? (proto_str_t){o->metadata, o->metadata_len} : PROTO_STR("");
-    p->error = KERR_NONE;
+    p->error = unstable ? KERR_UNSTABLE_OFFSET_COMMIT : KERR_NONE;
+}
+
+static bool api_of_unstable(const grp_t *g, bool stable, const char *topic, size_t len,
+                            int32_t partition)
+{
+    return stable && g && g->ntxn_offs && grp_txn_pending(g, topic, len, partition);
 }
 
 static int api_of_cmp(const void *a, const void *b)
@@ -208,7 +219,8 @@ static int api_of_cmp(const void *a, const void *b)
  * its id. With by_id (v10) a topic without one is left out: the client
  * could not name it. Offsets of a deleted topic are dropped with it, so
  * that is only a topic deleted while the broker was down. */
-static int32_t api_of_all(api_req_t *req, const grp_t *g, bool by_id, api_of_result_t **out)
+static int32_t api_of_all(api_req_t *req, const grp_t *g, bool by_id, bool stable,
+                          api_of_result_t **out)
 {
     size_t pos = 0, n = 0;
     const grp_offset_t *o;
@@ -235,7 +247,9 @@ static int32_t api_of_all(api_req_t *req, const grp_t *g, bool by_id, api_of_res
             nt++;
         }
         api_of_result_t *t = &(*out)[nt - 1];
-        api_of_fill(&t->v[t->n++], all[i]->partition, all[i]);
+        api_of_fill(&t->v[t->n++], all[i]->partition, all[i],
+                    api_of_unstable(g, stable, all[i]->topic, strlen(all[i]->topic),
+                                    all[i]->partition));
     }
     return nt;
 }
@@ -243,7 +257,8 @@ static int32_t api_of_all(api_req_t *req, const grp_t *g, bool by_id, api_of_res
 /* Looks one group up. ntopics -1 asks for all its offsets. Returns the
  * group's error; *nout gets the topic count of *out. */
 static int16_t api_of_group(api_req_t *req, grp_coord_t *c, proto_str_t group_id, int32_t ntopics,
-                            const api_of_topic_t *topics, api_of_result_t **out, int32_t *nout)
+                            const api_of_topic_t *topics, bool stable, api_of_result_t **out,
+                            int32_t *nout)
 {
     grp_t *g = NULL;
     int16_t err = c ? grp_offsets_group(c, api_cstr(req, group_id), &g)
@@ -253,7 +268,7 @@ static int16_t api_of_group(api_req_t *req, grp_coord_t *c, proto_str_t group_id
     if (err)
         return err;
     if (ntopics < 0) {
-        *nout = api_of_all(req, g, req->hdr.api_version >= 10, out);
+        *nout = api_of_all(req, g, req->hdr.api_version >= 10, stable, out);
         return KERR_NONE;
     }
     *out = arena_calloc(req->arena, (size_t)ntopics + 1, sizeof(**out));
@@ -268,8 +283,12 @@ static int16_t api_of_group(api_req_t *req, grp_coord_t *c, proto_str_t group_id
                 g && t->name.len >= 0 && !topics[i].error
                     ? grp_offset_get(g, t->name.p, (size_t)t->name.len, topics[i].parts[j])
                     : NULL;
-            api_of_fill(&t->v[j], topics[i].parts[j], o);
-            t->v[j].error = topics[i].error;
+            api_of_fill(&t->v[j], topics[i].parts[j], o,
+                        !topics[i].error && t->name.len >= 0 &&
+                            api_of_unstable(g, stable, t->name.p, (size_t)t->name.len,
+                                            topics[i].parts[j]));
+            if (topics[i].error)
+                t->v[j].error = topics[i].error;
         }
     }
     *nout = ntopics;
@@ -291,7 +310,7 @@ static void api_offset_fetch_v7(api_req_t *req, grp_coord_t *c, proto_offset_fet
         tt[i].n = r->topics.v[i].partition_indexes.n;
         tt[i].parts = r->topics.v[i].partition_indexes.v;
     }
-    int16_t err = api_of_group(req, c, r->group_id, nt, tt, &res, &nres);
+    int16_t err = api_of_group(req, c, r->group_id, nt, tt, r->require_stable, &res, &nres);
     if (err && ver < 2 && nt >= 0) {
         res = arena_calloc(req->arena, (size_t)nt + 1, sizeof(*res));
         for (int32_t i = 0; i < nt; i++) {
@@ -299,7 +318,7 @@ static void api_offset_fetch_v7(api_req_t *req, grp_coord_t *c, proto_offset_fet
             res[i].n = tt[i].n < 0 ? 0 : tt[i].n;
             res[i].v = arena_calloc(req->arena, (size_t)res[i].n + 1, sizeof(*res[i].v));
             for (int32_t j = 0; j < res[i].n; j++) {
-                api_of_fill(&res[i].v[j], tt[i].parts[j], NULL);
+                api_of_fill(&res[i].v[j], tt[i].parts[j], NULL, false);
                 res[i].v[j].error = err;
             }
         }
@@ -351,7 +370,8 @@ static void api_offset_fetch_v8(api_req_t *req, grp_coord_t *c, proto_offset_fet
         }
         proto_offset_fetch_resp_offset_fetch_response_group_init(og);
         og->group_id = rg->group_id;
-        og->error_code = api_of_group(req, c, rg->group_id, nt, tt, &res, &nres);
+        og->error_code =
+            api_of_group(req, c, rg->group_id, nt, tt, r->require_stable, &res, &nres);
         og->topics.n = nres;
         og->topics.v = arena_calloc(req->arena, (size_t)nres + 1, sizeof(*og->topics.v));
         for (int32_t i = 0; i < nres; i++) {

@@ -8,6 +8,7 @@
 
 #include "api/api_leader.h"
 #include "api/api_produce_err.h"
+#include "api/api_txn.h"
 #include "api/api_util.h"
 #include "partition/part_append.h"
 
@@ -174,6 +175,31 @@ static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
     }
 }
 
+/* Transactional batches of partitions led here go to the transaction
+ * coordinator first (api_txn_verify_produce); the others are the
+ * partition layer's to refuse. */
+static void api_produce_verify(api_produce_t *ap, const proto_produce_req_t *r)
+{
+    api_req_t *req = ap->req;
+
+    for (int i = 0; i < ap->op.nents; i++) {
+        part_append_ent_t *ent = &ap->op.ents[i];
+        log_batch_hdr_t h;
+        topic_t *t;
+        if (ent->err || !ent->records || ent->len < LOG_BATCH_HDR_SIZE ||
+            log_batch_hdr_parse(ent->records, (size_t)ent->len, &h) < 0 ||
+            !LOG_BATCH_ATTR_IS_TRANSACTIONAL(h.attributes) || LOG_BATCH_ATTR_IS_CONTROL(h.attributes))
+            continue;
+        t = ent->by_id ? part_topic_by_id(req->b->reg, ent->topic_id)
+                       : part_topic_get(req->b->reg, ent->topic, ent->topic_len);
+        part_t *part = t ? part_get(t, ent->partition) : NULL;
+        if (!part || !part_is_leader(part))
+            continue;
+        ent->err = api_txn_verify_produce(req, r->transactional_id, &h, t->name, ent->partition);
+        ent->txn_verified = !ent->err;
+    }
+}
+
 void api_produce(api_req_t *req)
 {
     proto_produce_req_t r;
@@ -188,6 +214,7 @@ void api_produce(api_req_t *req)
     ap->req = req;
     proto_produce_resp_init(&ap->resp);
     api_produce_prepare(ap, &r);
+    api_produce_verify(ap, &r);
     ap->op.reg = req->b->reg;
     ap->op.acks = r.acks;
     ap->op.origin = PART_ORIGIN_CLIENT;

@@ -1,11 +1,10 @@
-/* InitProducerId (key 22) for idempotent producers. Transactional ids
- * need the transaction coordinator, which this broker does not run yet:
- * they are refused as FindCoordinator refuses their keys (see
- * api_group.c), so that a transactional producer fails at once. */
+/* InitProducerId (key 22) for idempotent producers; a transactional id
+ * goes to the transaction coordinator (api_txn.c). */
 #include <errno.h>
 #include <string.h>
 
 #include "api/api.h"
+#include "api/api_txn.h"
 #include "cluster/ctl.h"
 #include "util/kerr.h"
 #include "util/logging.h"
@@ -58,7 +57,8 @@ void api_init_producer_id(api_req_t *req)
         return;
     }
     if (r.transactional_id.len >= 0) {
-        api_pid_answer(req, -1, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        api_txn_init_producer_id(req, r.transactional_id, r.transaction_timeout_ms,
+                                 r.producer_id, r.producer_epoch);
         return;
     }
     /* Without a transactional id Kafka hands out a fresh id at epoch 0,

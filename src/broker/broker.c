@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "api/api_fsess.h"
 #include "api/api_group.h"
+#include "api/api_txn.h"
 #include "broker/broker_dyn.h"
 #include "broker/broker_ctlreg.h"
 #include "broker/broker_life.h"
@@ -661,6 +662,7 @@ int broker_run(broker_t *b)
     b->pool = NULL;
     part_attach(b->node.reg, b->node.loop, NULL);
     part_append_shutdown(b->node.reg); /* writes still queued and the last flush round */
+    api_txn_shutdown(&b->node);
     api_group_shutdown(&b->node);
     part_reg_free(b->node.reg);
     if (!b->last_epoch && b->node.ctl) /* a single node registers itself */

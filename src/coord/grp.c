@@ -81,6 +81,7 @@ grp_coord_t *grp_coord_new(const grp_config_t *cfg, const grp_env_t *env)
     c->env = *env;
     smap_init(&c->groups);
     c->loading = xcalloc((size_t)c->cfg.num_partitions, sizeof(*c->loading));
+    c->txn_pending = xcalloc((size_t)c->cfg.num_partitions, sizeof(*c->txn_pending));
     c->expire_timer.cb = grp_expire_timer_cb;
     if (c->cfg.offsets_retention_check_ms > 0)
         grp_timer_arm(c, &c->expire_timer, c->cfg.offsets_retention_check_ms);
@@ -180,6 +181,7 @@ void grp_destroy(grp_coord_t *c, grp_t *g)
     smap_free(&g->by_id);
     smap_free(&g->by_instance);
     grp_offsets_free(g);
+    grp_txn_offs_free(c, g);
     grp_subscribed_free(g);
     smap_del(&c->groups, g->id, g->id_len);
     free(g->protocol_type);
@@ -560,6 +562,7 @@ void grp_offset_put(grp_t *g, const char *topic, size_t topic_len, int32_t parti
     o->leader_epoch = epoch;
     o->commit_ts = commit_ts;
     o->expire_ts = expire_ts;
+    o->seq = ++g->coord->offset_seq;
 }
 
 void grp_offset_del(grp_t *g, const grp_offset_t *o)

@@ -63,6 +63,8 @@ void grp_timer_fire(grp_timer_t *t);
 /* Records to append to one __consumer_offsets partition: keys and values
  * back to back in data; a value length of -1 is a tombstone. */
 typedef struct grp_recs_s {
+    int64_t producer_id;    /* a transaction's records (TxnOffsetCommit), else -1 */
+    int16_t producer_epoch;
     buf_t data;
     struct grp_recs_ent_s {
         size_t key_off, val_off;
@@ -159,7 +161,23 @@ typedef struct grp_offset_s {
     int32_t metadata_len;
     int64_t commit_ts;
     int64_t expire_ts; /* -1: by offsets.retention */
+    uint64_t seq;      /* the coordinator's order of commits (grp_txn.c) */
 } grp_offset_t;
+
+/* An offset committed in a transaction not decided yet (TxnOffsetCommit):
+ * it becomes the group's committed offset when the transaction commits
+ * (its marker on the group's partition), unless a later commit won. */
+typedef struct grp_txn_off_s {
+    int64_t producer_id;
+    char *topic;
+    int32_t partition;
+    int64_t offset;
+    int32_t leader_epoch;
+    char *metadata;
+    int32_t metadata_len;
+    int64_t commit_ts;
+    uint64_t seq;
+} grp_txn_off_t;
 
 struct grp_s {
     grp_coord_t *coord;
@@ -199,6 +217,8 @@ struct grp_s {
      * a rewrite of the partition must keep (grp_part_snapshot). */
     uint8_t *meta_rec;
     int32_t meta_rec_len;
+    grp_txn_off_t *txn_offs; /* of transactions not decided yet */
+    int ntxn_offs, captxn_offs;
 };
 
 /* ---- waiters ---- */
@@ -366,6 +386,20 @@ typedef struct grp_commit_req_s {
 
 /* OffsetCommit: sets each part's error. */
 void grp_commit(grp_coord_t *c, grp_commit_req_t *req);
+/* TxnOffsetCommit (grp_txn.c): the offsets are written as the
+ * transaction's records and stay pending until grp_txn_complete. Sets
+ * each part's error. */
+void grp_txn_commit(grp_coord_t *c, grp_commit_req_t *req, int64_t producer_id,
+                    int16_t producer_epoch);
+/* A marker of producer_id's transaction was written to (or replayed from)
+ * partition part: its pending offsets there become committed, or go. */
+void grp_txn_complete(grp_coord_t *c, int32_t part, int64_t producer_id, bool commit);
+/* Whether an undecided transaction holds an offset of the group for that
+ * partition (OffsetFetch's RequireStable: UNSTABLE_OFFSET_COMMIT). */
+bool grp_txn_pending(const grp_t *g, const char *topic, size_t topic_len, int32_t partition);
+/* Loading: a record of a transaction's batch (producer_id's). */
+int grp_load_txn_record(grp_coord_t *c, int32_t part, int64_t producer_id, const uint8_t *key,
+                        int32_t key_len, const uint8_t *value, int32_t value_len);
 
 /* For OffsetFetch: 0, INVALID_GROUP_ID (NULL id),
  * COORDINATOR_LOAD_IN_PROGRESS, or GROUP_ID_NOT_FOUND (dead group;
@@ -415,7 +449,9 @@ int grp_topic_deleted(grp_coord_t *c, const char *topic, size_t len);
  * group's last GroupMetadata record and its committed offsets, appended
  * to recs. Replaying them alone gives the state replaying the whole
  * partition gives, so the host may append them and drop what precedes
- * them (the partition's own compaction). Returns the number of records. */
+ * them (the partition's own compaction). Returns the number of records,
+ * or -1 (nothing appended) while a transaction's offsets there are
+ * undecided: their records must stay until the marker. */
 int grp_part_snapshot(grp_coord_t *c, int32_t part, grp_recs_t *recs);
 
 /* Removes expired offsets (offsets.retention.minutes) and then the empty

@@ -23,6 +23,8 @@ struct grp_coord_s {
      * answer may have freed it). */
     grp_waiter_t *cur_w;
     bool cur_answered;
+    uint64_t offset_seq;   /* the last commit's order (grp_offset_t.seq) */
+    int32_t *txn_pending;  /* per partition: offsets of undecided transactions */
 };
 
 /* ---- grp.c ---- */
@@ -34,6 +36,10 @@ void grp_timer_stop(grp_coord_t *c, grp_timer_t *t);
 
 grp_t *grp_get(grp_coord_t *c, const char *id);
 grp_t *grp_create(grp_coord_t *c, const char *id);
+/* grp_txn.c: frees a group's pending transactional offsets. */
+void grp_txn_offs_free(grp_coord_t *c, grp_t *g);
+/* grp_offsets.c: OffsetCommit's and TxnOffsetCommit's group and checks. */
+int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, bool txn, grp_t **out);
 /* Unlinks and frees a group; its members must have no waiters left. */
 void grp_destroy(grp_coord_t *c, grp_t *g);
 void grp_transition(grp_coord_t *c, grp_t *g, grp_state_t to);

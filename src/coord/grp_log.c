@@ -30,7 +30,6 @@
 #include "util/uuid.h"
 
 #define GRP_LOG_SLICE (4 << 20)
-#define GRP_LOG_READ (1 << 20)
 #define GRP_LOG_TOPIC_LEN (sizeof(GRP_LOG_TOPIC) - 1)
 
 
@@ -200,89 +199,35 @@ static bool grp_log_offline(void *ctx, int32_t p)
 
 /* ---- replay ---- */
 
-/* Applies the records of one batch at or after h->load_next. */
-static void grp_log_apply_batch(grp_log_t *h, const uint8_t *p, size_t len)
+/* A transaction's offsets (a transactional batch) wait for its marker. */
+static void grp_log_record(void *ctx, int32_t part, const log_batch_hdr_t *bh,
+                           const log_record_t *rec)
 {
-    log_batch_hdr_t hdr;
-    log_record_t rec;
-    if (log_batch_hdr_parse(p, len, &hdr) < 0 || LOG_BATCH_ATTR_IS_CONTROL(hdr.attributes))
-        return;
-    log_batch_iter_t *it = log_batch_iter_new(p, len);
-    if (!it) {
-        lg_error("%s-%d: unreadable batch at offset %lld skipped", GRP_LOG_TOPIC, h->load_part,
-                 (long long)hdr.base_offset);
-        return;
-    }
-    int r;
-    while ((r = log_batch_iter_next(it, &rec)) == 1) {
-        if (rec.offset < h->load_next)
-            continue;
-        h->load_records++;
-        if (grp_load_record(h->coord, h->load_part, rec.key, rec.key_len, rec.value,
-                            rec.value_len) < 0)
-            lg_warn("%s-%d: malformed record at offset %lld skipped", GRP_LOG_TOPIC,
-                    h->load_part, (long long)rec.offset);
-    }
-    if (r < 0)
-        lg_error("%s-%d: corrupt batch at offset %lld", GRP_LOG_TOPIC, h->load_part,
-                 (long long)hdr.base_offset);
-    log_batch_iter_free(it);
+    grp_log_t *h = ctx;
+    int rc = LOG_BATCH_ATTR_IS_TRANSACTIONAL(bh->attributes) && bh->producer_id >= 0
+                 ? grp_load_txn_record(h->coord, part, bh->producer_id, rec->key, rec->key_len,
+                                       rec->value, rec->value_len)
+                 : grp_load_record(h->coord, part, rec->key, rec->key_len, rec->value,
+                                   rec->value_len);
+    if (rc < 0)
+        lg_warn("%s-%d: malformed record at offset %lld skipped", GRP_LOG_TOPIC, part,
+                (long long)rec->offset);
 }
 
-/* Reads up to about budget bytes of the current partition. Returns the
- * bytes read, or -1 when the partition is done. */
-static int64_t grp_log_read_some(grp_log_t *h, part_t *part, int64_t budget)
+/* A transaction marker decides that producer's offsets. */
+static void grp_log_control(void *ctx, int32_t part, const log_batch_hdr_t *bh,
+                            const uint8_t *batch, size_t len)
 {
-    int64_t done = 0;
-    while (done < budget && h->load_next < h->load_end) {
-        struct {
-            int fd;
-            int64_t file_pos;
-            int32_t len;
-        } rd;
-        int16_t err = part_read_local(part, h->load_next, GRP_LOG_READ, h->load_end, &rd.fd,
-                                      &rd.file_pos, &rd.len);
-        if (err == KERR_OFFSET_OUT_OF_RANGE && h->load_next < part_log_start(part)) {
-            h->load_next = part_log_start(part); /* retention moved the start */
-            continue;
-        }
-        if (err || rd.len <= 0) {
-            if (err)
-                lg_error("%s-%d: replay stopped at offset %lld: %s", GRP_LOG_TOPIC,
-                         h->load_part, (long long)h->load_next, kerr_name(err));
-            if (rd.fd >= 0)
-                close(rd.fd);
-            return -1;
-        }
-        uint8_t *buf = xmalloc((size_t)rd.len);
-        ssize_t got = pread(rd.fd, buf, (size_t)rd.len, rd.file_pos);
-        close(rd.fd);
-        size_t pos = 0;
-        int64_t before = h->load_next;
-        while (got > 0 && pos + LOG_BATCH_LOG_OVERHEAD <= (size_t)got) {
-            int64_t sz = log_batch_total_size(buf + pos, (size_t)got - pos);
-            log_batch_hdr_t hdr;
-            if (sz < LOG_BATCH_HDR_SIZE || (size_t)sz > (size_t)got - pos ||
-                log_batch_hdr_parse(buf + pos, (size_t)sz, &hdr) < 0)
-                break;
-            grp_log_apply_batch(h, buf + pos, (size_t)sz);
-            int64_t next = hdr.base_offset + hdr.last_offset_delta + 1;
-            if (next > h->load_next)
-                h->load_next = next;
-            pos += (size_t)sz;
-        }
-        free(buf);
-        done += rd.len;
-        if (h->load_next == before)
-            return -1; /* no progress: a gap or a bad read; the rest is lost */
-    }
-    return h->load_next < h->load_end ? done : -1;
+    grp_log_t *h = ctx;
+    int type = log_batch_control_type(batch, len);
+    if (bh->producer_id >= 0 && (type == 0 || type == 1))
+        grp_txn_complete(h->coord, part, bh->producer_id, type == 1);
 }
 
 void grp_log_load_from_start(grp_log_t *h, part_t *part)
 {
-    h->load_next = part_log_start(part);
-    h->load_end = part_log_end(part);
+    h->load.part = h->load_part;
+    coord_replay_begin(&h->load, part);
 }
 
 /* Starts the next partition to load that has a log (one without has
@@ -315,14 +260,14 @@ static void grp_log_load_step(grp_timer_t *t)
         return;
     while (budget > 0 && h->load_part >= 0) {
         part_t *part = grp_log_part(h, h->load_part);
-        int64_t n = part ? grp_log_read_some(h, part, budget) : -1;
+        int64_t n = part ? coord_replay_some(&h->load, part, budget) : -1;
         if (n >= 0) {
             budget -= n;
             continue;
         }
         grp_load_end(h->coord, h->load_part);
         if (!grp_log_next_part(h)) {
-            lg_info("loaded %lld record(s) of %s in %lld ms", (long long)h->load_records,
+            lg_info("loaded %lld record(s) of %s in %lld ms", (long long)h->load.records,
                     GRP_LOG_TOPIC, (long long)(net_now_mono_ms() - h->load_start_ms));
             return;
         }
@@ -408,6 +353,10 @@ grp_coord_t *grp_log_open(net_loop_t *loop, part_reg_t *reg, const grp_log_confi
     gc.num_partitions = nparts;
     h->coord = grp_coord_new(&gc, &env);
     h->load_part = -1;
+    h->load.topic = GRP_LOG_TOPIC;
+    h->load.ctx = h;
+    h->load.record = grp_log_record;
+    h->load.control = grp_log_control;
     h->load_start_ms = net_now_mono_ms();
     /* The partitions led here load now, the others once they are. */
     for (int32_t i = 0; i < h->nparts; i++) {

@@ -5,6 +5,7 @@
 #ifndef STRAND_COORD_GRP_LOG_INT_H
 #define STRAND_COORD_GRP_LOG_INT_H
 
+#include "coord/coord_replay.h"
 #include "coord/grp_log.h"
 
 typedef struct grp_log_s {
@@ -41,9 +42,7 @@ typedef struct grp_log_s {
     bool *load_want;
     grp_timer_t load_timer;
     int32_t load_part;
-    int64_t load_next;
-    int64_t load_end;
-    int64_t load_records;
+    coord_replay_t load;
     int64_t load_start_ms;
 } grp_log_t;
 

@@ -36,7 +36,7 @@ static void grp_log_gained(grp_log_t *h, int32_t p)
     else
         h->load_want[p] = true;
     if (h->load_part < 0) {
-        h->load_records = 0;
+        h->load.records = 0;
         h->load_start_ms = net_now_mono_ms();
     }
     grp_log_arm(h, &h->load_timer, 0);
@@ -47,7 +47,7 @@ static void grp_log_lost(grp_log_t *h, int32_t p)
 {
     h->load_want[p] = false;
     if (h->load_part == p)
-        h->load_next = h->load_end;
+        h->load.next = h->load.end;
     grp_unload(h->coord, p);
 }
 

@@ -60,6 +60,15 @@ static int grp_log_build(grp_log_write_t *w, const grp_recs_t *recs, int64_t now
     }
     buf_init(&w->batch);
     log_batch_build_init(&opt);
+    if (recs->producer_id >= 0) {
+        /* a transaction's offsets, as Kafka writes them: the producer's
+         * id and epoch, sequence 0 (a coordinator's batch is not checked
+         * for it), transactional */
+        opt.producer_id = recs->producer_id;
+        opt.producer_epoch = recs->producer_epoch;
+        opt.base_sequence = 0;
+        opt.attributes |= LOG_BATCH_ATTR_TRANSACTIONAL;
+    }
     int rc = log_batch_build(&w->batch, &opt, r, recs->n);
     free(r);
     return rc;
@@ -99,6 +108,7 @@ int16_t grp_log_store(void *ctx, int32_t p, const grp_recs_t *recs)
     w->ent.partition = p;
     w->ent.records = w->batch.p;
     w->ent.len = (int32_t)w->batch.len;
+    w->ent.txn_verified = recs->producer_id >= 0; /* TxnOffsetCommit checked it */
     w->in_call = 1;
     part_append(&w->op);
     w->in_call = 0;
@@ -276,6 +286,10 @@ static void grp_log_compact(grp_log_t *h, int32_t p)
     int64_t before = part_size_bytes(part);
     grp_recs_init(&recs);
     int n = grp_part_snapshot(h->coord, p, &recs);
+    if (n < 0) { /* a transaction's records must stay: on the next check */
+        grp_recs_free(&recs);
+        return;
+    }
     /* Not again before the log is four times the live state. */
     int64_t live = (int64_t)recs.data.len;
     h->compact_at[p] = live * 4 > h->compact_min ? live * 4 : h->compact_min;

@@ -11,8 +11,8 @@
 
 /* ---- OffsetCommit ---- */
 
-/* Kafka's ClassicGroup.validateOffsetCommit. */
-static int16_t grp_commit_validate(grp_t *g, const grp_commit_req_t *req)
+/* Kafka's ClassicGroup.validateOffsetCommit (txn: isTransactional). */
+static int16_t grp_commit_validate(grp_t *g, const grp_commit_req_t *req, bool txn)
 {
     const char *mid = req->member_id ? req->member_id : "";
     if (g->state == GRP_DEAD)
@@ -27,16 +27,17 @@ static int16_t grp_commit_validate(grp_t *g, const grp_commit_req_t *req)
             return err;
         if (req->generation != g->generation)
             return KERR_ILLEGAL_GENERATION;
-    } else if (g->state != GRP_EMPTY) {
+    } else if (!txn && g->state != GRP_EMPTY) {
+        /* older TxnOffsetCommits name no member: not refused */
         return KERR_UNKNOWN_MEMBER_ID;
     }
     /* The member knows the generation but not the assignment yet. */
-    if (g->state == GRP_COMPLETING_REBALANCE)
+    if (!txn && g->state == GRP_COMPLETING_REBALANCE)
         return KERR_REBALANCE_IN_PROGRESS;
     return KERR_NONE;
 }
 
-static int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, grp_t **out)
+int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, bool txn, grp_t **out)
 {
     int16_t err = grp_validate_id(c, req->group_id, true);
     grp_t *g;
@@ -47,11 +48,12 @@ static int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, grp_t **o
         /* A group that does not exist takes commits only from outside
          * group management; it is created as a "simple" group. */
         if (req->generation >= 0)
-            return req->api_version >= 9 ? KERR_GROUP_ID_NOT_FOUND : KERR_ILLEGAL_GENERATION;
+            return req->api_version >= 9 && !txn ? KERR_GROUP_ID_NOT_FOUND
+                                                  : KERR_ILLEGAL_GENERATION;
         g = grp_create(c, req->group_id);
     }
     *out = g;
-    return grp_commit_validate(g, req);
+    return grp_commit_validate(g, req, txn);
 }
 
 static proto_str_t grp_str(const char *s)
@@ -63,7 +65,7 @@ static proto_str_t grp_str(const char *s)
 void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
 {
     grp_t *g = NULL;
-    int16_t err = grp_commit_group(c, req, &g);
+    int16_t err = grp_commit_group(c, req, false, &g);
     int64_t now = grp_wall(c);
     /* retention_time_ms may be INT64_MAX: saturate instead of wrapping. */
     int64_t expire = req->retention_ms < 0                    ? -1

@@ -15,6 +15,8 @@
 void grp_recs_init(grp_recs_t *recs)
 {
     memset(recs, 0, sizeof(*recs));
+    recs->producer_id = -1;
+    recs->producer_epoch = -1;
     buf_init(&recs->data);
 }
 
@@ -172,6 +174,11 @@ int grp_part_snapshot(grp_coord_t *c, int32_t part, grp_recs_t *recs)
     size_t pos = 0;
     void *v;
     int n = recs->n;
+
+    /* A rewrite would drop the records of undecided transactions, whose
+     * markers come later: it waits until there are none. */
+    if (c->txn_pending[part] > 0)
+        return -1;
     while (smap_next(&c->groups, &pos, NULL, NULL, &v)) {
         grp_t *g = v;
         size_t opos = 0;

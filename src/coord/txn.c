@@ -95,6 +95,11 @@ void txn_coord_free(txn_coord_t *c)
     free(c);
 }
 
+const txn_env_t *txn_coord_env(const txn_coord_t *c)
+{
+    return &c->env;
+}
+
 int32_t txn_partition_for(const txn_coord_t *c, const char *id, size_t len)
 {
     /* Kafka's partitionFor: the same hash as a group id's */
@@ -142,6 +147,14 @@ int16_t txn_part_state(const txn_coord_t *c, int32_t part)
     default:
         return KERR_NOT_COORDINATOR;
     }
+}
+
+int16_t txn_loading(const txn_coord_t *c)
+{
+    for (int32_t p = 0; p < c->cfg.num_partitions; p++)
+        if (c->pstate[p] == TXN_PART_LOADING)
+            return KERR_COORDINATOR_LOAD_IN_PROGRESS;
+    return KERR_NONE;
 }
 
 int16_t txn_find(const txn_coord_t *c, const char *id, size_t id_len, txn_t **t)

@@ -131,6 +131,7 @@ void txn_config_defaults(txn_config_t *cfg);
 txn_coord_t *txn_coord_new(const txn_config_t *cfg, const txn_env_t *env);
 /* Frees everything; callbacks still out are never run. */
 void txn_coord_free(txn_coord_t *c);
+const txn_env_t *txn_coord_env(const txn_coord_t *c);
 
 /* The partition of a transactional id. */
 int32_t txn_partition_for(const txn_coord_t *c, const char *id, size_t len);
@@ -151,6 +152,8 @@ void txn_unload(txn_coord_t *c, int32_t part);
 /* 0 when part is led and loaded here, else NOT_COORDINATOR or
  * COORDINATOR_LOAD_IN_PROGRESS. */
 int16_t txn_part_state(const txn_coord_t *c, int32_t part);
+/* COORDINATOR_LOAD_IN_PROGRESS while a partition loads, else 0. */
+int16_t txn_loading(const txn_coord_t *c);
 
 /* ---- requests ---- */
 

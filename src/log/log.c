@@ -728,7 +728,8 @@ static int16_t log_write_batch(log_t *log, const uint8_t *batch, size_t len,
 }
 
 int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
-                           int64_t now_ms, log_append_result_t *res, log_batch_hdr_t *h)
+                           int64_t now_ms, int flags, log_append_result_t *res,
+                           log_batch_hdr_t *h)
 {
     const log_pstate_batch_t *dup = NULL;
     int16_t err;
@@ -744,8 +745,12 @@ int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leade
         return KERR_CORRUPT_MESSAGE;
     if ((int64_t)len > log->cfg.segment_bytes)
         return KERR_RECORD_LIST_TOO_LARGE;
-    if (h->producer_id >= 0) {
-        err = log_pstate_check(&log->pstate, h, &dup);
+    if (h->producer_id >= 0 && LOG_BATCH_ATTR_IS_CONTROL(h->attributes)) {
+        err = log_pstate_check_marker(&log->pstate, h, batch, len);
+        if (err)
+            return err;
+    } else if (h->producer_id >= 0) {
+        err = log_pstate_check(&log->pstate, h, (flags & LOG_APPEND_COORDINATOR) != 0, &dup);
         if (err)
             return err;
         if (dup) {
@@ -775,12 +780,18 @@ int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leade
 int16_t log_append(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch, int64_t now_ms,
                    log_append_result_t *res)
 {
+    return log_append_flags(log, batch, len, leader_epoch, now_ms, 0, res);
+}
+
+int16_t log_append_flags(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                         int64_t now_ms, int flags, log_append_result_t *res)
+{
     log_batch_hdr_t h;
     int16_t err;
 
     if (log->pending)
         return LOG_APPEND_AGAIN;
-    err = log_append_prepare(log, batch, len, leader_epoch, now_ms, res, &h);
+    err = log_append_prepare(log, batch, len, leader_epoch, now_ms, flags, res, &h);
     if (err || res->duplicate)
         return err;
     err = log_write_batch(log, batch, len, &h, now_ms);

@@ -143,6 +143,13 @@ typedef struct log_append_result_s {
 int16_t log_append(log_t *log, uint8_t *batch, size_t len,
                    int32_t leader_epoch, int64_t now_ms,
                    log_append_result_t *res);
+/* A coordinator's append (Kafka's AppendOrigin.COORDINATOR): a batch of a
+ * producer id is checked for its epoch only, never for its sequence or as
+ * a retry, and a transaction marker against the producer's state. */
+#define LOG_APPEND_COORDINATOR 1
+/* log_append with flags (LOG_APPEND_*). */
+int16_t log_append_flags(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                         int64_t now_ms, int flags, log_append_result_t *res);
 
 /* "Not now": the log has batches placed and not yet committed
  * (log_append_place); not a Kafka error code. */
@@ -173,6 +180,9 @@ typedef struct log_write_s {
  * changed: try again after they are committed). */
 int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
                          int64_t now_ms, log_append_result_t *res, log_write_t *wr);
+int16_t log_append_place_flags(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                               int64_t now_ms, int flags, log_append_result_t *res,
+                               log_write_t *wr);
 /* Writes wr's bytes and closes wr->fd. Thread-safe: touches only wr. */
 void log_write_run(log_write_t *wr);
 /* Takes a written batch into the log; writes must be committed in the

@@ -39,6 +39,13 @@ static int log_fits_pending(log_t *log, size_t len, const log_batch_hdr_t *h, in
 int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
                          int64_t now_ms, log_append_result_t *res, log_write_t *wr)
 {
+    return log_append_place_flags(log, batch, len, leader_epoch, now_ms, 0, res, wr);
+}
+
+int16_t log_append_place_flags(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
+                               int64_t now_ms, int flags, log_append_result_t *res,
+                               log_write_t *wr)
+{
     log_batch_hdr_t h;
     int16_t err;
 
@@ -50,7 +57,7 @@ int16_t log_append_place(log_t *log, uint8_t *batch, size_t len, int32_t leader_
         res->duplicate = 0;
         return KERR_KAFKA_STORAGE_ERROR;
     }
-    err = log_append_prepare(log, batch, len, leader_epoch, now_ms, res, &h);
+    err = log_append_prepare(log, batch, len, leader_epoch, now_ms, flags, res, &h);
     if (err || res->duplicate)
         return err;
     if (log->pending && !log_fits_pending(log, len, &h, now_ms))

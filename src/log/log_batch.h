@@ -157,6 +157,7 @@ typedef struct log_batch_limits_s {
     int64_t now_ms;
     int compacted;              /* cleanup.policy contains compact: every record needs a key */
     int16_t produce_version;    /* zstd needs v7+ */
+    int allow_control;          /* a coordinator's transaction marker */
 } log_batch_limits_t;
 
 /* What validation learnt beyond the header, for the append that follows. */
@@ -276,6 +277,11 @@ int log_batch_build(buf_t *out, const log_batch_build_t *opt, const log_record_t
  * for log_record_t.headers). value_len -1 = null value. */
 void log_record_put_header(buf_t *out, const void *key, int32_t key_len, const void *value,
                            int32_t value_len);
+
+/* The control record type of a control batch's first record (0 ABORT,
+ * 1 COMMIT, 2 LEADER_CHANGE, ...: protocol/FORMATS.md §5), or -1 when it
+ * cannot be read. */
+int log_batch_control_type(const uint8_t *batch, size_t len);
 
 /* Appends a transaction marker batch (control, transactional, one record,
  * baseSequence -1, no compression) to out. commit: 1 COMMIT, 0 ABORT. */

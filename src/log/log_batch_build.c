@@ -191,3 +191,15 @@ void log_batch_build_txn_marker(buf_t *out, int64_t producer_id, int16_t produce
     opt.producer_epoch = producer_epoch;
     log_batch_build(out, &opt, &rec, 1);
 }
+
+int log_batch_control_type(const uint8_t *batch, size_t len)
+{
+    log_batch_iter_t *it = log_batch_iter_new(batch, len);
+    log_record_t rec;
+    int type = -1;
+
+    if (it && log_batch_iter_next(it, &rec) == 1 && rec.key && rec.key_len >= 4)
+        type = (int16_t)((rec.key[2] << 8) | rec.key[3]);
+    log_batch_iter_free(it);
+    return type;
+}

@@ -110,9 +110,9 @@ static int16_t lb_check_batch(lb_ctx_t *c, const uint8_t *p, size_t total)
         return lb_fail(c, KERR_INVALID_RECORD, -1, "Invalid reported count for record batch");
     if ((int64_t)h->last_offset_delta + 1 != h->records_count)
         return lb_fail(c, KERR_INVALID_RECORD, -1, "Inconsistent batch offset range and count of records");
-    if (LOG_BATCH_ATTR_IS_CONTROL(h->attributes))
+    if (LOG_BATCH_ATTR_IS_CONTROL(h->attributes) && !c->lim->allow_control)
         return lb_fail(c, KERR_INVALID_RECORD, -1, "Clients are not allowed to write control records");
-    if (h->producer_id >= 0 && h->base_sequence < 0)
+    if (h->producer_id >= 0 && h->base_sequence < 0 && !LOG_BATCH_ATTR_IS_CONTROL(h->attributes))
         return lb_fail(c, KERR_INVALID_RECORD, -1, "Invalid sequence number in record batch with producerId");
     return 0;
 }

@@ -65,7 +65,8 @@ static inline log_segment_t *log_active(const log_t *log)
  * bytes are placed (log_append): res and h get the final offsets, or the
  * original's with res->duplicate. Returns a Kafka error code. */
 int16_t log_append_prepare(log_t *log, uint8_t *batch, size_t len, int32_t leader_epoch,
-                           int64_t now_ms, log_append_result_t *res, log_batch_hdr_t *h);
+                           int64_t now_ms, int flags, log_append_result_t *res,
+                           log_batch_hdr_t *h);
 /* Rolls if the batch h (len bytes) does not fit the active segment, and
  * records a new leader epoch. Returns 0 or KAFKA_STORAGE_ERROR. */
 int16_t log_place_batch(log_t *log, size_t len, const log_batch_hdr_t *h, int64_t now_ms);

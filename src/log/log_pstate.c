@@ -162,7 +162,7 @@ static int32_t hdr_last_seq(const log_batch_hdr_t *h)
 
 /* ---- validation (ProducerAppendInfo, client origin) ---- */
 
-int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
+int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h, int coordinator,
                          const log_pstate_batch_t **dup)
 {
     const log_pstate_entry_t *e = log_pstate_get(ps, h->producer_id);
@@ -170,6 +170,8 @@ int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
     int32_t last_seq;
 
     *dup = NULL;
+    if (coordinator)
+        return h->producer_epoch < cur_epoch ? KERR_INVALID_PRODUCER_EPOCH : KERR_NONE;
     if (e && h->producer_epoch == e->epoch) {
         int32_t ls = hdr_last_seq(h);
         for (int i = 0; i < e->nbatches; i++)
@@ -196,6 +198,45 @@ int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
         !LOG_BATCH_ATTR_IS_TRANSACTIONAL(h->attributes))
         return KERR_INVALID_TXN_STATE;
     return 0;
+}
+
+/* The marker's control type and coordinator epoch: 0, or -1 when its
+ * one record cannot be read. */
+static int pstate_read_marker(const uint8_t *batch, size_t len, int *type, int32_t *cepoch)
+{
+    log_batch_iter_t *it = batch ? log_batch_iter_new(batch, len) : NULL;
+    log_record_t rec;
+    int rc = -1;
+
+    if (it && log_batch_iter_next(it, &rec) == 1 && rec.key && rec.key_len >= 4 && rec.value &&
+        rec.value_len >= 6) {
+        rd_t rd;
+        rd_init(&rd, rec.key, (size_t)rec.key_len);
+        rd_i16(&rd);
+        *type = rd_i16(&rd);
+        rd_init(&rd, rec.value, (size_t)rec.value_len);
+        rd_i16(&rd);
+        *cepoch = rd_i32(&rd);
+        rc = *type == 0 || *type == 1 ? 0 : -1;
+    }
+    log_batch_iter_free(it);
+    return rc;
+}
+
+int16_t log_pstate_check_marker(const log_pstate_t *ps, const log_batch_hdr_t *h,
+                                const uint8_t *batch, size_t len)
+{
+    const log_pstate_entry_t *e = log_pstate_get(ps, h->producer_id);
+    int32_t cepoch;
+    int type;
+
+    if (h->records_count != 1 || pstate_read_marker(batch, len, &type, &cepoch) < 0)
+        return KERR_CORRUPT_MESSAGE;
+    if (e && h->producer_epoch < e->epoch)
+        return KERR_INVALID_PRODUCER_EPOCH;
+    if (e && e->coordinator_epoch > cepoch)
+        return KERR_TRANSACTION_COORDINATOR_FENCED;
+    return KERR_NONE;
 }
 
 /* ---- update ---- */

@@ -68,12 +68,21 @@ void log_pstate_free(log_pstate_t *ps);
 log_pstate_entry_t *log_pstate_get(const log_pstate_t *ps, int64_t producer_id);
 
 /* Checks a client batch (h: header with its final offsets not needed)
- * against the producer's state as Kafka 4.x does. Returns 0 and *dup =
+ * against the producer's state as Kafka 4.x does (a coordinator's batch,
+ * coordinator set: its epoch only). Returns 0 and *dup =
  * NULL to append; 0 and *dup = the original batch for a retry of one of
  * the last 5; INVALID_PRODUCER_EPOCH 47, OUT_OF_ORDER_SEQUENCE_NUMBER 45,
  * INVALID_TXN_STATE 48 otherwise. */
-int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h,
+int16_t log_pstate_check(log_pstate_t *ps, const log_batch_hdr_t *h, int coordinator,
                          const log_pstate_batch_t **dup);
+
+/* Checks a coordinator's transaction marker (batch: its bytes) against
+ * the producer's state as Kafka's appendEndTxnMarker does: an epoch older
+ * than the producer's is INVALID_PRODUCER_EPOCH 47, a coordinator epoch
+ * older than the last marker's TRANSACTION_COORDINATOR_FENCED 52, an
+ * unreadable marker CORRUPT_MESSAGE 2; else 0. */
+int16_t log_pstate_check_marker(const log_pstate_t *ps, const log_batch_hdr_t *h,
+                                const uint8_t *batch, size_t len);
 
 /* Applies an appended batch (h with its final base offset; batch = its
  * bytes, needed for control batches, may be NULL otherwise) and moves the

@@ -43,6 +43,7 @@ static void part_append_limits(part_append_t *op, const topic_cfg_t *cfg, log_ba
     lim->now_ms = op->now_ms;
     lim->compacted = cfg->compacted;
     lim->produce_version = op->produce_version;
+    lim->allow_control = op->origin == PART_ORIGIN_COORDINATOR;
 }
 
 /* Step 1, on the loop: what needs broker state, in Kafka's order (the
@@ -100,8 +101,12 @@ static int16_t part_append_target(part_append_ent_t *ent, part_reg_t *reg, part_
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     if (part_offline(*part))
         return KERR_KAFKA_STORAGE_ERROR;
-    if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(ent->hdr.attributes))
-        return KERR_INVALID_TXN_STATE; /* needs a transaction coordinator */
+    /* a client's transactional batch only once its coordinator said it
+     * belongs to an ongoing transaction (the markers are the
+     * coordinator's own) */
+    if (LOG_BATCH_ATTR_IS_TRANSACTIONAL(ent->hdr.attributes) && !ent->txn_verified &&
+        !LOG_BATCH_ATTR_IS_CONTROL(ent->hdr.attributes))
+        return KERR_INVALID_TXN_STATE;
     *batch = ent->records;
     *blen = LOG_BATCH_LOG_OVERHEAD + (size_t)ent->hdr.batch_length;
     int16_t err = part_recompress(*part, *batch, *blen, &ent->rebuilt, &rewritten);
@@ -147,6 +152,11 @@ static void part_append_joined(part_append_t *op, part_append_ent_t *ent, part_t
     part_notify(part);
 }
 
+static int part_append_flags(const part_append_t *op)
+{
+    return op->origin == PART_ORIGIN_COORDINATOR ? LOG_APPEND_COORDINATOR : 0;
+}
+
 /* Step 3 on the loop: the whole append at once. */
 static int16_t part_append_now(part_append_t *op, part_append_ent_t *ent)
 {
@@ -163,7 +173,8 @@ static int16_t part_append_now(part_append_t *op, part_append_ent_t *ent)
         err = KERR_KAFKA_STORAGE_ERROR;
     }
     if (!err)
-        err = log_append(part->log, batch, blen, part->leader_epoch, op->now_ms, &res);
+        err = log_append_flags(part->log, batch, blen, part->leader_epoch, op->now_ms,
+                               part_append_flags(op), &res);
     buf_free(&ent->rebuilt);
     if (err)
         return part_append_failed(part, err);
@@ -185,7 +196,8 @@ int part_append_place(part_append_t *op, part_append_ent_t *ent)
         return 0;
     int16_t err = part_append_target(ent, op->reg, &part, &batch, &blen);
     if (!err)
-        err = log_append_place(part->log, batch, blen, part->leader_epoch, op->now_ms, &res,
+        err = log_append_place_flags(part->log, batch, blen, part->leader_epoch, op->now_ms,
+                                     part_append_flags(op), &res,
                                &ent->wr);
     if (err == LOG_APPEND_AGAIN)
         return LOG_APPEND_AGAIN;

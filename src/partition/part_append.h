@@ -40,6 +40,8 @@ typedef struct part_append_ent_s {
     int32_t partition;
     uint8_t *records; /* one batch; writable (offsets are patched in) */
     int32_t len;
+    int txn_verified; /* a transactional batch the coordinator verified as
+                         part of its producer's ongoing transaction */
     /* out */
     int16_t err;
     int16_t verr;           /* err came from validation: info says which record */

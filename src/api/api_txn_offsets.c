@@ -1,0 +1,171 @@
+/* TxnOffsetCommit (28), v0-6: a transactional producer's offsets
+ * (send_offsets_to_transaction), committed by the group coordinator as
+ * the transaction's records and visible once the transaction commits
+ * (grp_txn.c). As Kafka 4.4 does with transaction.partition.verification
+ * on, the transaction coordinator is asked first whether the group's
+ * partition of __consumer_offsets is in the producer's ongoing
+ * transaction (AddOffsetsToTxn put it there). The answer waits for the
+ * records' commit, as OffsetCommit's does. */
+#include "api/api_group.h"
+#include "api/api_txn.h"
+#include "api/api_util.h"
+
+#include <string.h>
+
+#include "coord/grp_log.h"
+#include "coord/txn.h"
+#include "util/kerr.h"
+
+typedef proto_txn_offset_commit_req_txn_offset_commit_request_topic_t api_toc_topic_t;
+
+/* The request's partitions flattened; those of unknown topics (or all,
+ * with err) carry their error already. */
+static grp_commit_part_t *api_toc_parts(api_req_t *req, const proto_txn_offset_commit_req_t *r,
+                                        int16_t err, int32_t *n)
+{
+    int16_t ver = req->hdr.api_version;
+    grp_commit_part_t *parts;
+    int32_t k = 0;
+
+    *n = 0;
+    for (int32_t i = 0; i < r->topics.n; i++)
+        *n += r->topics.v[i].partitions.n > 0 ? r->topics.v[i].partitions.n : 0;
+    parts = arena_calloc(req->arena, (size_t)*n + 1, sizeof(*parts));
+    for (int32_t i = 0; i < r->topics.n; i++) {
+        const api_toc_topic_t *t = &r->topics.v[i];
+        proto_str_t name = t->name;
+        int16_t terr = ver >= 6 ? api_group_topic_by_id(req, t->topic_id, &name) : 0;
+        for (int32_t j = 0; j < t->partitions.n; j++, k++) {
+            parts[k].topic = name;
+            parts[k].partition = t->partitions.v[j].partition_index;
+            parts[k].offset = t->partitions.v[j].committed_offset;
+            parts[k].leader_epoch = ver >= 2 ? t->partitions.v[j].committed_leader_epoch : -1;
+            parts[k].metadata = t->partitions.v[j].committed_metadata;
+            parts[k].error = err    ? err
+                             : terr ? terr
+                                    : api_group_part_check(req, name, parts[k].partition);
+        }
+    }
+    return parts;
+}
+
+static void api_toc_answer(api_req_t *req, const proto_txn_offset_commit_req_t *r,
+                           const grp_commit_part_t *parts, proto_txn_offset_commit_resp_t *resp)
+{
+    int32_t k = 0;
+
+    resp->topics.n = r->topics.n < 0 ? 0 : r->topics.n;
+    resp->topics.v = arena_calloc(req->arena, (size_t)resp->topics.n + 1, sizeof(*resp->topics.v));
+    for (int32_t i = 0; i < resp->topics.n; i++) {
+        proto_txn_offset_commit_resp_txn_offset_commit_response_topic_t *t = &resp->topics.v[i];
+        int32_t np = r->topics.v[i].partitions.n < 0 ? 0 : r->topics.v[i].partitions.n;
+        proto_txn_offset_commit_resp_txn_offset_commit_response_topic_init(t);
+        t->name = r->topics.v[i].name;
+        t->topic_id = r->topics.v[i].topic_id;
+        t->partitions.n = np;
+        t->partitions.v = arena_calloc(req->arena, (size_t)np + 1, sizeof(*t->partitions.v));
+        for (int32_t j = 0; j < np; j++, k++) {
+            t->partitions.v[j].partition_index = parts[k].partition;
+            t->partitions.v[j].error_code = parts[k].error;
+        }
+    }
+}
+
+typedef struct api_toc_s {
+    proto_txn_offset_commit_req_t r;
+    grp_commit_part_t *parts;
+    int32_t n;
+} api_toc_t;
+
+static void api_toc_fail(api_req_t *req, void *arg, int16_t err)
+{
+    api_toc_t *t = arg;
+    proto_txn_offset_commit_resp_t resp;
+    for (int32_t i = 0; i < t->n; i++)
+        if (!t->parts[i].error)
+            t->parts[i].error = err;
+    proto_txn_offset_commit_resp_init(&resp);
+    api_toc_answer(req, &t->r, t->parts, &resp);
+    API_REPLY(req, txn_offset_commit, &resp);
+}
+
+/* The transaction coordinator's word on the group's partition, as the
+ * commit's error: the retriable ones a client retries TxnOffsetCommit on,
+ * a fenced producer as INVALID_PRODUCER_EPOCH, a partition outside the
+ * transaction INVALID_TXN_STATE below v5 (TRANSACTION_ABORTABLE from). */
+static int16_t api_toc_verify(api_req_t *req, const proto_txn_offset_commit_req_t *r,
+                              grp_coord_t *g)
+{
+    struct txn_coord_s *c = api_txn_coord(req->b);
+    txn_tp_t tp = {GRP_LOG_TOPIC, 0};
+    int16_t perr = 0, err;
+
+    if (!c)
+        return req->b->raft ? KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                            : KERR_COORDINATOR_NOT_AVAILABLE;
+    tp.partition = grp_log_partition(g, api_cstr(req, r->group_id));
+    err = txn_verify(c, r->transactional_id.p,
+                     r->transactional_id.len > 0 ? (size_t)r->transactional_id.len : 0,
+                     r->producer_id, r->producer_epoch, &tp, 1, &perr);
+    switch (err ? err : perr) {
+    case KERR_NONE:
+        return KERR_NONE;
+    case KERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case KERR_CONCURRENT_TRANSACTIONS:
+    case KERR_NOT_COORDINATOR:
+        return KERR_COORDINATOR_NOT_AVAILABLE;
+    case KERR_PRODUCER_FENCED:
+        return api_txn_fenced(err, req->hdr.api_version, 3);
+    case KERR_TRANSACTION_ABORTABLE:
+        return req->hdr.api_version >= 5 ? KERR_TRANSACTION_ABORTABLE : KERR_INVALID_TXN_STATE;
+    default:
+        return err ? err : perr;
+    }
+}
+
+void api_txn_offset_commit(api_req_t *req)
+{
+    api_toc_t *t = arena_calloc(req->arena, 1, sizeof(*t));
+    proto_txn_offset_commit_req_t r;
+    proto_txn_offset_commit_resp_t resp;
+    int16_t ver = req->hdr.api_version, err = 0;
+    int32_t n;
+
+    proto_txn_offset_commit_req_init(&r);
+    if (proto_txn_offset_commit_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
+        api_close(req, "malformed TxnOffsetCommit request");
+        return;
+    }
+    grp_coord_t *c = api_group_coord(req->b);
+    const char *group = api_cstr(req, r.group_id);
+    if (!c)
+        err = KERR_COORDINATOR_NOT_AVAILABLE;
+    else if (!group || !*group)
+        err = KERR_INVALID_GROUP_ID;
+    else
+        err = api_toc_verify(req, &r, c);
+    grp_commit_part_t *parts = api_toc_parts(req, &r, err, &n);
+    if (!err) {
+        grp_commit_req_t cr = {
+            .group_id = group,
+            .generation = ver >= 3 ? r.generation_id_or_member_epoch : -1,
+            .member_id = ver >= 3 ? api_cstr(req, r.member_id) : "",
+            .instance_id = ver >= 3 ? api_cstr(req, r.group_instance_id) : NULL,
+            .retention_ms = -1,
+            .api_version = ver,
+            .nparts = n,
+            .parts = parts,
+        };
+        if (!cr.member_id)
+            cr.member_id = "";
+        grp_txn_commit(c, &cr, r.producer_id, r.producer_epoch);
+    }
+    proto_txn_offset_commit_resp_init(&resp);
+    api_toc_answer(req, &r, parts, &resp);
+    buf_t out;
+    API_ENCODE(req, txn_offset_commit, &resp, &out);
+    t->r = r;
+    t->parts = parts;
+    t->n = n;
+    api_group_send1(req, err ? NULL : c, group, &out, api_toc_fail, t, 1);
+}
