@@ -49,6 +49,7 @@ typedef struct api_node_s {
     struct grp_coord_s *grp;     /* the group coordinator (api_group.h) */
     api_itopic_t grp_topic;      /* __consumer_offsets */
     struct txn_coord_s *txn;     /* the transaction coordinator (api_txn.h) */
+    struct part_peers_s *txn_peers; /* to other brokers' coordinators (api_txn.c) */
     api_itopic_t txn_topic;      /* __transaction_state */
     char cluster_id[23];
     /* The endpoints advertised to clients, one per advertised broker

@@ -72,22 +72,9 @@ static int16_t api_fc_single(api_req_t *req, const char *group, api_broker_t *ab
     return KERR_NONE;
 }
 
-/* A transactional id's coordinator: this node (a single node's). */
-static int16_t api_fc_txn(api_req_t *req, proto_str_t id, api_broker_t *ab)
-{
-    int16_t err = api_txn_find_coordinator(req, id);
-    if (!err && api_fc_self(req, ab) < 0)
-        err = KERR_COORDINATOR_NOT_AVAILABLE;
-    return err;
-}
-
-/* One key. Where transactions are not served (a quorum's broker, for
- * now) their keys get what Kafka answers a client that may not use that
- * transactional id, the one answer on which both the Java producer and
- * librdkafka fail at once instead of retrying, with a message that says
- * why (librdkafka shows it). Error messages as Kafka's: v0-3 give the
- * error's text ("NONE" on success), v4+ an empty one except for a
- * malformed key type. */
+/* One key: a group (0) or a transactional id (1). Error messages as
+ * Kafka's: v0-3 give the error's text ("NONE" on success), v4+ an empty
+ * one except for a malformed key type. */
 static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_t *out)
 {
     int v4 = req->hdr.api_version >= 4;
@@ -101,11 +88,7 @@ static void api_fc_one(api_req_t *req, int8_t key_type, proto_str_t key, api_fc_
         out->error = req->b->raft ? api_fc_cluster(req, group ? group : "", &ab)
                                   : api_fc_single(req, group ? group : "", &ab);
     } else if (key_type == 1) {
-        out->error = api_fc_txn(req, key, &ab);
-        if (out->error == KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED) {
-            out->message = PROTO_STR(API_TXN_UNSUPPORTED_MSG);
-            return;
-        }
+        out->error = api_txn_find_coordinator(req, key, &ab);
     } else {
         out->error = KERR_INVALID_REQUEST;
         out->message = v4 && key_type == 2 ? PROTO_STR("") : PROTO_STR(api_group_invalid_msg);

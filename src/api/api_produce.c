@@ -15,6 +15,7 @@
 typedef struct api_produce_s {
     part_append_t op; /* first */
     api_req_t *req;
+    int verifying; /* transactional batches with their coordinator */
     proto_produce_resp_t resp;
     proto_produce_resp_partition_produce_response_t **prs; /* per entry */
     int held;      /* net_conn_hold until the answer */
@@ -175,9 +176,26 @@ static void api_produce_prepare(api_produce_t *ap, proto_produce_req_t *r)
     }
 }
 
-/* Transactional batches of partitions led here go to the transaction
- * coordinator first (api_txn_verify_produce); the others are the
- * partition layer's to refuse. */
+/* One transactional batch out for verification. */
+typedef struct api_pv_s {
+    api_produce_t *ap;
+    part_append_ent_t *ent;
+    txn_tp_t tp;
+    int16_t err;
+} api_pv_t;
+
+static void api_produce_verified(void *arg)
+{
+    api_pv_t *v = arg;
+    v->ent->err = api_txn_produce_error(v->err, v->ap->req->hdr.api_version);
+    v->ent->txn_verified = !v->ent->err;
+    if (--v->ap->verifying == 0)
+        part_append(&v->ap->op);
+}
+
+/* Transactional batches of partitions led here go to their transaction
+ * coordinator first (api_txn_verify); the others are the partition
+ * layer's to refuse. The append starts once every answer is in. */
 static void api_produce_verify(api_produce_t *ap, const proto_produce_req_t *r)
 {
     api_req_t *req = ap->req;
@@ -195,8 +213,14 @@ static void api_produce_verify(api_produce_t *ap, const proto_produce_req_t *r)
         part_t *part = t ? part_get(t, ent->partition) : NULL;
         if (!part || !part_is_leader(part))
             continue;
-        ent->err = api_txn_verify_produce(req, r->transactional_id, &h, t->name, ent->partition);
-        ent->txn_verified = !ent->err;
+        api_pv_t *v = arena_calloc(req->arena, 1, sizeof(*v));
+        v->ap = ap;
+        v->ent = ent;
+        v->tp.topic = arena_strndup(req->arena, t->name, t->name_len); /* the topic may go */
+        v->tp.partition = ent->partition;
+        ap->verifying++;
+        api_txn_verify(req->b, r->transactional_id, h.producer_id, h.producer_epoch, &v->tp, 1,
+                       &v->err, api_produce_verified, v);
     }
 }
 
@@ -214,7 +238,6 @@ void api_produce(api_req_t *req)
     ap->req = req;
     proto_produce_resp_init(&ap->resp);
     api_produce_prepare(ap, &r);
-    api_produce_verify(ap, &r);
     ap->op.reg = req->b->reg;
     ap->op.acks = r.acks;
     ap->op.origin = PART_ORIGIN_CLIENT;
@@ -229,5 +252,8 @@ void api_produce(api_req_t *req)
     ac->pending = ap;
     ac->cancel = api_produce_cancel;
     ac->finish = api_produce_finish;
-    part_append(&ap->op);
+    ap->verifying = 1; /* held: answers in the call do not start it */
+    api_produce_verify(ap, &r);
+    if (--ap->verifying == 0)
+        part_append(&ap->op);
 }

@@ -10,8 +10,13 @@
 
 #include <string.h>
 
+#include "api/api_brokers.h"
+#include "cluster/ctl.h"
+#include "cluster/meta_image.h"
 #include "coord/grp_log.h"
+#include "coord/grp_rec.h"
 #include "coord/txn_log.h"
+#include "partition/part_peer.h"
 #include "util/kerr.h"
 #include "util/logging.h"
 
@@ -35,7 +40,7 @@ static void api_txn_config(api_node_t *b, txn_log_config_t *cfg)
     cfg->txn.max_timeout_ms = (int32_t)api_node_prop(b, "transaction.max.timeout.ms", 900000);
     cfg->txn.id_expiration_ms =
         api_node_prop(b, "transactional.id.expiration.ms", 604800000LL);
-    cfg->img = NULL;
+    cfg->img = b->raft ? ctl_image(b->ctl) : NULL;
     cfg->node_id = b->cfg.node_id;
     cfg->abort_interval_ms =
         api_node_prop(b, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000);
@@ -46,16 +51,25 @@ static void api_txn_config(api_node_t *b, txn_log_config_t *cfg)
     cfg->marker_ctx = b;
 }
 
+/* Whether __transaction_state exists: here, or on a quorum in the image
+ * (this node may host none of it). */
+static bool api_txn_topic_exists(api_node_t *b)
+{
+    if (b->raft)
+        return meta_image_topic(ctl_image(b->ctl), TXN_TOPIC, strlen(TXN_TOPIC)) != NULL;
+    return part_topic_get(b->reg, TXN_TOPIC, strlen(TXN_TOPIC)) != NULL;
+}
+
 struct txn_coord_s *api_txn_coord(api_node_t *b)
 {
     txn_log_config_t cfg;
 
-    if (b->raft)
-        return NULL;
-    if (b->txn)
+    if (b->txn) {
+        txn_log_follow(b->txn);
         return b->txn;
+    }
     api_txn_config(b, &cfg);
-    if (!part_topic_get(b->reg, TXN_TOPIC, strlen(TXN_TOPIC))) {
+    if (!api_txn_topic_exists(b)) {
         topic_cfg_t tcfg;
         txn_log_topic_config(&b->reg->defaults,
                              api_node_prop(b, "transaction.state.log.segment.bytes", 104857600),
@@ -73,6 +87,8 @@ void api_txn_shutdown(api_node_t *b)
 {
     txn_log_close(b->txn);
     b->txn = NULL;
+    part_peers_free(b->txn_peers);
+    b->txn_peers = NULL;
 }
 
 void api_txn_marker_written(void *ctx, const char *topic, int32_t partition,
@@ -115,10 +131,6 @@ void api_txn_init_producer_id(api_req_t *req, proto_str_t id, int32_t timeout_ms
 
     p->req = req;
     net_conn_hold(req->conn);
-    if (req->b->raft) {
-        api_txn_pid_answer(p, KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1);
-        return;
-    }
     if (!c) {
         api_txn_pid_answer(p, KERR_COORDINATOR_NOT_AVAILABLE, -1, -1);
         return;
@@ -129,25 +141,43 @@ void api_txn_init_producer_id(api_req_t *req, proto_str_t id, int32_t timeout_ms
 
 /* ---- FindCoordinator ---- */
 
-int16_t api_txn_find_coordinator(api_req_t *req, proto_str_t id)
+/* The broker leading the partition of __transaction_state that holds id:
+ * this node on a single node; on a quorum the image's leader, if it is
+ * an alive broker. -1 when there is none (yet). */
+int32_t api_txn_coordinator_of(api_node_t *b, proto_str_t id)
 {
-    struct txn_coord_s *c;
+    const mi_topic_t *mt;
+    int32_t p;
 
-    if (req->b->raft)
-        return KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-    c = api_txn_coord(req->b);
-    if (!c)
+    if (!b->raft)
+        return b->cfg.node_id;
+    mt = meta_image_topic(ctl_image(b->ctl), TXN_TOPIC, strlen(TXN_TOPIC));
+    if (!mt || mt->nparts <= 0)
+        return -1;
+    p = grp_rec_partition_for(id.p ? id.p : "", id.len > 0 ? (size_t)id.len : 0, mt->nparts);
+    return mt->parts[p].present ? mt->parts[p].leader : -1;
+}
+
+int16_t api_txn_find_coordinator(api_req_t *req, proto_str_t id, api_broker_t *ab)
+{
+    struct txn_coord_s *c = api_txn_coord(req->b); /* asks for the topic when it is missing */
+    int32_t leader;
+
+    if (id.len < 0)
+        return KERR_INVALID_REQUEST;
+    if (!c && !req->b->raft)
         return KERR_COORDINATOR_NOT_AVAILABLE;
     /* Kafka answers from the partition's leader, loaded or not: the
      * requests that follow get COORDINATOR_LOAD_IN_PROGRESS meanwhile */
-    if (id.len < 0)
-        return KERR_INVALID_REQUEST;
+    leader = api_txn_coordinator_of(req->b, id);
+    if (leader < 0 || api_broker_alive(req, leader, ab) < 0)
+        return KERR_COORDINATOR_NOT_AVAILABLE;
     return KERR_NONE;
 }
 
 /* ---- the produce path ---- */
 
-static int16_t api_txn_produce_err(int16_t err, int16_t version)
+int16_t api_txn_produce_error(int16_t err, int16_t version)
 {
     switch (err) {
     case KERR_NONE:
@@ -164,19 +194,4 @@ static int16_t api_txn_produce_err(int16_t err, int16_t version)
     default:
         return err;
     }
-}
-
-int16_t api_txn_verify_produce(api_req_t *req, proto_str_t id, const log_batch_hdr_t *h,
-                               const char *topic, int32_t partition)
-{
-    struct txn_coord_s *c = api_txn_coord(req->b);
-    txn_tp_t tp = {(char *)topic, partition};
-    int16_t perr = 0, err;
-
-    if (id.len <= 0)
-        return KERR_INVALID_TXN_STATE;
-    if (!c)
-        return api_txn_produce_err(KERR_COORDINATOR_NOT_AVAILABLE, req->hdr.api_version);
-    err = txn_verify(c, id.p, (size_t)id.len, h->producer_id, h->producer_epoch, &tp, 1, &perr);
-    return api_txn_produce_err(err ? err : perr, req->hdr.api_version);
 }

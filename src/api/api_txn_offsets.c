@@ -72,9 +72,14 @@ static void api_toc_answer(api_req_t *req, const proto_txn_offset_commit_req_t *
 }
 
 typedef struct api_toc_s {
+    api_req_t *req;
     proto_txn_offset_commit_req_t r;
     grp_commit_part_t *parts;
     int32_t n;
+    grp_coord_t *c;
+    const char *group;
+    txn_tp_t tp;  /* the group's partition of __consumer_offsets */
+    int16_t verr; /* the transaction coordinator's word on it */
 } api_toc_t;
 
 static void api_toc_fail(api_req_t *req, void *arg, int16_t err)
@@ -91,81 +96,86 @@ static void api_toc_fail(api_req_t *req, void *arg, int16_t err)
 
 /* The transaction coordinator's word on the group's partition, as the
  * commit's error: the retriable ones a client retries TxnOffsetCommit on,
- * a fenced producer as INVALID_PRODUCER_EPOCH, a partition outside the
- * transaction INVALID_TXN_STATE below v5 (TRANSACTION_ABORTABLE from). */
-static int16_t api_toc_verify(api_req_t *req, const proto_txn_offset_commit_req_t *r,
-                              grp_coord_t *g)
+ * a fenced producer as INVALID_PRODUCER_EPOCH below v3, a partition
+ * outside the transaction INVALID_TXN_STATE below v5 (TRANSACTION_ABORTABLE
+ * from). */
+static int16_t api_toc_verr(int16_t err, int16_t version)
 {
-    struct txn_coord_s *c = api_txn_coord(req->b);
-    txn_tp_t tp = {GRP_LOG_TOPIC, 0};
-    int16_t perr = 0, err;
-
-    if (!c)
-        return req->b->raft ? KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                            : KERR_COORDINATOR_NOT_AVAILABLE;
-    tp.partition = grp_log_partition(g, api_cstr(req, r->group_id));
-    err = txn_verify(c, r->transactional_id.p,
-                     r->transactional_id.len > 0 ? (size_t)r->transactional_id.len : 0,
-                     r->producer_id, r->producer_epoch, &tp, 1, &perr);
-    switch (err ? err : perr) {
-    case KERR_NONE:
-        return KERR_NONE;
+    switch (err) {
     case KERR_COORDINATOR_LOAD_IN_PROGRESS:
     case KERR_CONCURRENT_TRANSACTIONS:
     case KERR_NOT_COORDINATOR:
         return KERR_COORDINATOR_NOT_AVAILABLE;
-    case KERR_PRODUCER_FENCED:
-        return api_txn_fenced(err, req->hdr.api_version, 3);
     case KERR_TRANSACTION_ABORTABLE:
-        return req->hdr.api_version >= 5 ? KERR_TRANSACTION_ABORTABLE : KERR_INVALID_TXN_STATE;
+        return version >= 5 ? KERR_TRANSACTION_ABORTABLE : KERR_INVALID_TXN_STATE;
     default:
-        return err ? err : perr;
+        return api_txn_fenced(err, version, 3);
     }
+}
+
+/* Verified (or refused before): commit, and answer after the write. */
+static void api_toc_finish(void *arg)
+{
+    api_toc_t *t = arg;
+    api_req_t *req = t->req;
+    int16_t ver = req->hdr.api_version;
+    int16_t err = api_toc_verr(t->verr, ver);
+    proto_txn_offset_commit_resp_t resp;
+    buf_t out;
+
+    t->parts = api_toc_parts(req, &t->r, err, &t->n);
+    if (!err) {
+        grp_commit_req_t cr = {
+            .group_id = t->group,
+            .generation = ver >= 3 ? t->r.generation_id_or_member_epoch : -1,
+            .member_id = ver >= 3 ? api_cstr(req, t->r.member_id) : "",
+            .instance_id = ver >= 3 ? api_cstr(req, t->r.group_instance_id) : NULL,
+            .retention_ms = -1,
+            .api_version = ver,
+            .nparts = t->n,
+            .parts = t->parts,
+        };
+        if (!cr.member_id)
+            cr.member_id = "";
+        grp_txn_commit(t->c, &cr, t->r.producer_id, t->r.producer_epoch);
+    }
+    proto_txn_offset_commit_resp_init(&resp);
+    api_toc_answer(req, &t->r, t->parts, &resp);
+    API_ENCODE(req, txn_offset_commit, &resp, &out);
+    net_conn_t *conn = req->conn;
+    if (!conn->closing)
+        api_group_send1(req, err ? NULL : t->c, t->group, &out, api_toc_fail, t, 1);
+    else
+        buf_free(&out);
+    net_conn_release(conn);
 }
 
 void api_txn_offset_commit(api_req_t *req)
 {
     api_toc_t *t = arena_calloc(req->arena, 1, sizeof(*t));
-    proto_txn_offset_commit_req_t r;
-    proto_txn_offset_commit_resp_t resp;
-    int16_t ver = req->hdr.api_version, err = 0;
-    int32_t n;
+    int16_t ver = req->hdr.api_version;
 
-    proto_txn_offset_commit_req_init(&r);
-    if (proto_txn_offset_commit_req_decode(&r, ver, req->body, req->body_len, req->arena) < 0) {
+    proto_txn_offset_commit_req_init(&t->r);
+    if (proto_txn_offset_commit_req_decode(&t->r, ver, req->body, req->body_len, req->arena) < 0) {
         api_close(req, "malformed TxnOffsetCommit request");
         return;
     }
-    grp_coord_t *c = api_group_coord(req->b);
-    const char *group = api_cstr(req, r.group_id);
-    if (!c)
-        err = KERR_COORDINATOR_NOT_AVAILABLE;
-    else if (!group || !*group)
-        err = KERR_INVALID_GROUP_ID;
-    else
-        err = api_toc_verify(req, &r, c);
-    grp_commit_part_t *parts = api_toc_parts(req, &r, err, &n);
-    if (!err) {
-        grp_commit_req_t cr = {
-            .group_id = group,
-            .generation = ver >= 3 ? r.generation_id_or_member_epoch : -1,
-            .member_id = ver >= 3 ? api_cstr(req, r.member_id) : "",
-            .instance_id = ver >= 3 ? api_cstr(req, r.group_instance_id) : NULL,
-            .retention_ms = -1,
-            .api_version = ver,
-            .nparts = n,
-            .parts = parts,
-        };
-        if (!cr.member_id)
-            cr.member_id = "";
-        grp_txn_commit(c, &cr, r.producer_id, r.producer_epoch);
+    t->req = req;
+    t->c = api_group_coord(req->b);
+    t->group = api_cstr(req, t->r.group_id);
+    net_conn_hold(req->conn);
+    if (!t->c)
+        t->verr = KERR_COORDINATOR_NOT_AVAILABLE;
+    else if (!t->group || !*t->group)
+        t->verr = KERR_INVALID_GROUP_ID;
+    if (t->verr) {
+        api_toc_finish(t);
+        return;
     }
-    proto_txn_offset_commit_resp_init(&resp);
-    api_toc_answer(req, &r, parts, &resp);
-    buf_t out;
-    API_ENCODE(req, txn_offset_commit, &resp, &out);
-    t->r = r;
-    t->parts = parts;
-    t->n = n;
-    api_group_send1(req, err ? NULL : c, group, &out, api_toc_fail, t, 1);
+    /* Kafka 4.4 verifies the transaction first (AddOffsetsToTxn put the
+     * group's partition in it) */
+    t->tp.topic = GRP_LOG_TOPIC;
+    t->tp.partition = grp_log_partition(t->c, t->group);
+    api_txn_verify(req->b, t->r.transactional_id, t->r.producer_id, t->r.producer_epoch, &t->tp, 1,
+                   &t->verr, api_toc_finish, t);
 }

@@ -129,8 +129,7 @@ static void api_apt_one(api_txn_w_t *w, struct txn_coord_s *c, proto_str_t id, i
     p->nresults = *nout = n;
     w->out++;
     if (!c) {
-        api_apt_done(p, req->b->raft ? KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                                     : KERR_COORDINATOR_NOT_AVAILABLE);
+        api_apt_done(p, KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
     if (api_apt_unknown(req, p->results, n)) {
@@ -250,8 +249,7 @@ void api_add_offsets_to_txn(api_req_t *req)
     }
     api_txn_one_t *o = api_txn_one(req, &c);
     if (!c) {
-        api_txn_one_done(o, req->b->raft ? KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                                         : KERR_COORDINATOR_NOT_AVAILABLE);
+        api_txn_one_done(o, KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
     /* the group's partition of __consumer_offsets joins the transaction */
@@ -280,8 +278,7 @@ void api_end_txn(api_req_t *req)
     o->pid = r.producer_id;
     o->epoch = r.producer_epoch;
     if (!c) {
-        api_txn_one_done(o, req->b->raft ? KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                                         : KERR_COORDINATOR_NOT_AVAILABLE);
+        api_txn_one_done(o, KERR_COORDINATOR_NOT_AVAILABLE);
         return;
     }
     txn_end(c, r.transactional_id.p,

@@ -16,12 +16,6 @@
 #define API_TOPIC_AUTHORIZED_OPS 0x0df8
 #define API_CLUSTER_AUTHORIZED_OPS 0x1fa0
 
-/* Why transactional ids are refused (FindCoordinator, InitProducerId):
- * there is no transaction coordinator yet. */
-#define API_TXN_UNSUPPORTED_MSG                                                                    \
-    "Transactions are not supported by this broker: Strand has no transaction coordinator "      \
-    "yet (idempotent producers work)"
-
 /* Kafka's internal topics (Topic.isInternal). */
 static inline int api_internal_topic(proto_str_t n)
 {

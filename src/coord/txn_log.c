@@ -12,14 +12,13 @@
  * whose topic is gone is dropped from the transaction.
  *
  * Reads: the replay of coord_replay.c, a slice per loop turn. */
-#include "coord/txn_log.h"
+#include "coord/txn_log_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/ctl.h"
 #include "cluster/meta_image.h"
-#include "coord/coord_replay.h"
 #include "log/log_batch.h"
 #include "partition/part_append.h"
 #include "util/logging.h"
@@ -28,33 +27,12 @@
 #define TXN_LOG_TOPIC_LEN (sizeof(TXN_TOPIC) - 1)
 #define TXN_LOG_SLICE (4 << 20)
 #define TXN_LOG_FOLLOW_MS 1000
-#define TXN_LOG_RETRY_MS 100
-
-typedef struct txn_log_s {
-    net_loop_t *loop;
-    part_reg_t *reg;
-    ctl_t *ctl;
-    txn_log_config_t cfg;
-    txn_coord_t *coord;
-    int32_t nparts;
-    bool *led;
-    bool *load_want;
-    int32_t load_part; /* -1: none */
-    coord_replay_t load;
-    net_timer_id_t load_tid, abort_tid, remove_tid, follow_tid;
-    /* Closing: writes and markers still out when close came keep the
-     * host (and the coordinator they answer) until the last ends. */
-    bool closing;
-    int writes_out;
-    struct txn_log_mk_s *rounds; /* marker rounds under way */
-} txn_log_t;
 
 static txn_log_t *txn_log_of(txn_coord_t *c)
 {
     return txn_coord_env(c)->ctx;
 }
 
-static void txn_log_free(txn_log_t *h);
 
 /* ---- the env ---- */
 
@@ -70,7 +48,7 @@ static part_t *txn_log_part(txn_log_t *h, int32_t p)
     return t ? part_get(t, p) : NULL;
 }
 
-static bool txn_log_leads(const txn_log_t *h, int32_t p)
+bool txn_log_leads(const txn_log_t *h, int32_t p)
 {
     if (!h->cfg.img)
         return true;
@@ -179,156 +157,6 @@ static int32_t txn_log_coord_epoch(void *ctx, int32_t p)
 {
     part_t *part = txn_log_part(ctx, p);
     return part ? part->leader_epoch : 0;
-}
-
-/* ---- markers ---- */
-
-/* The markers of one transaction's end under way: each partition's state
- * (0 to write, 1 out, 2 done). */
-typedef struct txn_log_mk_s {
-    txn_log_t *h;
-    txn_markers_t *m;
-    uint8_t *st;
-    int out;
-    net_timer_id_t retry;
-    struct txn_log_mk_s *next;
-} txn_log_mk_t;
-
-typedef struct txn_log_mk1_s {
-    txn_log_mk_t *k;
-    int i;
-} txn_log_mk1_t;
-
-static void txn_log_mk_send(txn_log_mk_t *k);
-
-static bool txn_log_retriable(int16_t err)
-{
-    switch (err) {
-    case KERR_UNKNOWN_TOPIC_OR_PARTITION:
-    case KERR_NOT_LEADER_OR_FOLLOWER:
-    case KERR_NOT_ENOUGH_REPLICAS:
-    case KERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
-    case KERR_REQUEST_TIMED_OUT:
-    case KERR_KAFKA_STORAGE_ERROR:
-        return true;
-    default:
-        return false;
-    }
-}
-
-static void txn_log_mk_unlink(txn_log_mk_t *k)
-{
-    for (txn_log_mk_t **pp = &k->h->rounds; *pp; pp = &(*pp)->next)
-        if (*pp == k) {
-            *pp = k->next;
-            return;
-        }
-}
-
-/* The round is over: answered, or (closing) dropped. */
-static void txn_log_mk_end(txn_log_mk_t *k, bool answer)
-{
-    txn_log_t *h = k->h;
-    txn_markers_t *m = k->m;
-
-    txn_log_mk_unlink(k);
-    free(k->st);
-    free(k);
-    if (answer)
-        txn_markers_done(m);
-    else
-        txn_markers_free(m);
-    if (h->closing)
-        txn_log_free(h);
-}
-
-static void txn_log_mk_retry(net_loop_t *loop, void *data)
-{
-    txn_log_mk_t *k = data;
-    (void)loop;
-    k->retry = 0;
-    txn_log_mk_send(k);
-}
-
-/* Every append of the round answered: again for those that may succeed
- * later, or the end. */
-static void txn_log_mk_round(txn_log_mk_t *k)
-{
-    if (k->h->closing) {
-        txn_log_mk_end(k, false);
-        return;
-    }
-    for (int i = 0; i < k->m->n; i++)
-        if (k->st[i] == 0) {
-            k->retry = net_timer_add(k->h->loop, TXN_LOG_RETRY_MS, txn_log_mk_retry, k);
-            return;
-        }
-    txn_log_mk_end(k, true);
-}
-
-static void txn_log_mk_done(void *arg, int16_t err)
-{
-    txn_log_mk1_t *one = arg;
-    txn_log_mk_t *k = one->k;
-    txn_log_t *h = k->h;
-    const txn_tp_t *tp = &k->m->tps[one->i];
-    topic_t *t = part_topic_get(h->reg, tp->topic, strlen(tp->topic));
-
-    k->out--;
-    if (err && txn_log_retriable(err) && t && tp->partition < t->nparts) {
-        k->st[one->i] = 0;
-    } else {
-        /* a deleted topic's partition leaves the transaction */
-        if (err && err != KERR_UNKNOWN_TOPIC_OR_PARTITION)
-            lg_warn("transaction marker for producer %lld on %s-%d: %s",
-                    (long long)k->m->producer_id, tp->topic, tp->partition, kerr_name(err));
-        k->st[one->i] = 2;
-        if (!err && h->cfg.on_marker && !h->closing)
-            h->cfg.on_marker(h->cfg.marker_ctx, tp->topic, tp->partition, k->m->producer_id,
-                             k->m->commit);
-    }
-    free(one);
-    if (k->out == 0)
-        txn_log_mk_round(k);
-}
-
-static void txn_log_mk_send(txn_log_mk_t *k)
-{
-    txn_markers_t *m = k->m;
-
-    k->out++; /* held over the loop: answers in the call do not end the round */
-    for (int i = 0; i < m->n; i++) {
-        if (k->st[i] != 0)
-            continue;
-        txn_log_mk1_t *one = xcalloc(1, sizeof(*one));
-        one->k = k;
-        one->i = i;
-        k->st[i] = 1;
-        k->out++;
-        txn_marker_append(k->h->reg, m->tps[i].topic, strlen(m->tps[i].topic),
-                          m->tps[i].partition, m->producer_id, m->epoch, m->commit,
-                          m->coordinator_epoch, k->h->cfg.timeout_ms, txn_log_mk_done, one);
-    }
-    if (--k->out == 0)
-        txn_log_mk_round(k);
-}
-
-static void txn_log_markers(void *ctx, txn_markers_t *m)
-{
-    txn_log_t *h = ctx;
-    txn_log_mk_t *k;
-
-    if (h->closing) {
-        txn_markers_free(m);
-        return;
-    }
-    k = xcalloc(1, sizeof(*k));
-    k->h = h;
-    k->m = m;
-    k->st = xcalloc((size_t)m->n + 1, 1);
-    k->next = h->rounds;
-    h->rounds = k;
-    txn_log_mk_send(k);
 }
 
 /* ---- replay and leadership ---- */
@@ -486,6 +314,10 @@ txn_coord_t *txn_log_open(net_loop_t *loop, part_reg_t *reg, ctl_t *ctl,
     h->load.topic = TXN_TOPIC;
     h->load.ctx = h;
     h->load.record = txn_log_record;
+    if (cfg->img) {
+        snprintf(h->client_id, sizeof(h->client_id), "broker-%d-txn-marker-sender", cfg->node_id);
+        h->peers = part_peers_new(reg, h->client_id, cfg->timeout_ms);
+    }
     for (int32_t p = 0; p < nparts; p++) {
         h->led[p] = h->load_want[p] = txn_log_leads(h, p);
         if (h->led[p])
@@ -499,11 +331,11 @@ txn_coord_t *txn_log_open(net_loop_t *loop, part_reg_t *reg, ctl_t *ctl,
     return h->coord;
 }
 
-/* Frees the host once nothing is out any more. */
-static void txn_log_free(txn_log_t *h)
+void txn_log_free(txn_log_t *h)
 {
-    if (h->writes_out || h->rounds)
+    if (h->in_close || h->writes_out || h->rounds)
         return;
+    part_peers_free(h->peers);
     txn_coord_free(h->coord);
     free(h->led);
     free(h->load_want);
@@ -520,16 +352,13 @@ void txn_log_close(txn_coord_t *c)
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
         if (ids[i])
             net_timer_cancel(h->loop, ids[i]);
-    /* rounds waiting to retry end now; those with appends out when they
-     * are answered */
-    for (txn_log_mk_t *k = h->rounds, *next; k; k = next) {
-        next = k->next;
-        if (k->retry && !k->out) {
-            net_timer_cancel(h->loop, k->retry);
-            k->retry = 0;
-            txn_log_mk_end(k, false);
-        }
-    }
+    txn_log_mk_close(h);
     h->closing = true;
+    /* the answers of markers out to other brokers come back (failed)
+     * while their connections go */
+    h->in_close = true;
+    part_peers_free(h->peers);
+    h->peers = NULL;
+    h->in_close = false;
     txn_log_free(h);
 }
