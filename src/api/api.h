@@ -201,6 +201,9 @@ void api_itopic_create(api_node_t *b, api_itopic_t *it, int32_t nparts, int16_t 
                        const topic_cfg_t *tcfg);
 /* A numeric server.properties key the broker config does not know. */
 int64_t api_node_prop(api_node_t *b, const char *key, int64_t def);
+/* Marks the keys the coordinators read on first use as known, so that
+ * the start-up report of ignored keys leaves them out. */
+void api_node_coordinator_keys(api_node_t *b);
 /* api_broker_reg.c: a broker's registration and heartbeats, a
  * controller's registration, on a quorum's controller listener. */
 void api_broker_registration(api_req_t *req);

@@ -32,6 +32,32 @@ int64_t api_node_prop(api_node_t *b, const char *key, int64_t def)
     return x;
 }
 
+void api_node_coordinator_keys(api_node_t *b)
+{
+    static const char *const keys[] = {
+        "group.max.session.timeout.ms",
+        "group.max.size",
+        "group.min.session.timeout.ms",
+        "offset.metadata.max.bytes",
+        "offsets.commit.timeout.ms",
+        "offsets.retention.check.interval.ms",
+        "offsets.retention.minutes",
+        "offsets.topic.replication.factor",
+        "offsets.topic.segment.bytes",
+        "request.timeout.ms",
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "transaction.max.timeout.ms",
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        "transaction.state.log.min.isr",
+        "transaction.state.log.num.partitions",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.segment.bytes",
+        "transactional.id.expiration.ms",
+    };
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        (void)api_node_prop(b, keys[i], 0);
+}
+
 /* What the creation came to. Clients retry every few hundred
  * milliseconds while it fails (too few brokers for its replication
  * factor, say), so a failure is logged when it is new (the first, or

@@ -588,6 +588,11 @@ int broker_start(broker_t *b, broker_config_t *cfg)
      * Kafka does, so that a fresh broker starts at once. */
     if (part_topic_get(b->node.reg, "__consumer_offsets", 18) && !api_group_coord(&b->node))
         lg_warn("group coordinator not available yet: will retry on first use");
+    /* So does the transactions' (their markers and timeouts wait for no
+     * client) */
+    if (part_topic_get(b->node.reg, "__transaction_state", 19) && !api_txn_coord(&b->node))
+        lg_warn("transaction coordinator not available yet: will retry on first use");
+    api_node_coordinator_keys(&b->node);
     /* After every module has read its keys, so that only unknown ones are
      * reported. */
     broker_config_report_ignored(&b->node.cfg);
