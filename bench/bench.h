@@ -47,6 +47,7 @@ typedef struct bench_opts_s {
     int drop_caches;       /* consume / limit-fs: drop the page cache first */
     int64_t fetch_bytes;   /* consume: max.partition.fetch.bytes */
     int connections;       /* rawproduce: connections (threads) */
+    int txn_msgs;          /* txn: messages per transaction */
 } bench_opts_t;
 
 /* ---- bench_util.c ---- */
@@ -155,6 +156,8 @@ int bench_cmd_spawn(int argc, char **argv);
 int bench_cmd_probe(const bench_opts_t *o);
 int bench_cmd_procstat(const bench_opts_t *o);
 int bench_cmd_produce(const bench_opts_t *o);
+/* bench_txn.c: transactions against idempotent produce. */
+int bench_cmd_txn(const bench_opts_t *o);
 int bench_cmd_rawproduce(const bench_opts_t *o);
 int bench_cmd_fill(const bench_opts_t *o);
 int bench_cmd_delete(const bench_opts_t *o);

@@ -191,6 +191,18 @@ function other_tables(    tcp, rd, lim) {
     row("broker CPU, % of one core", "latency", "broker_cpu_pct", "")
     row("other processes, % of one core", "latency", "others_cpu_pct", "")
 
+    head("Transactions: one producer, 1 KB messages, " \
+         (ENVIRON["BENCH_TXN_MSGS"] != "" ? ENVIRON["BENCH_TXN_MSGS"] : 100) \
+         " a transaction, one partition" mark("txn"), "", 0)
+    row("transactions/s", "txn", "txns_per_s", "")
+    row("msgs/s in transactions", "txn", "txn_msgs_per_s", "")
+    row("msgs/s idempotent (no transactions)", "txn", "idem_msgs_per_s", "")
+    row("commit (EndTxn) p50, ms", "txn", "commit_p50_ms", "")
+    row("commit (EndTxn) p99, ms", "txn", "commit_p99_ms", "")
+    line("transactional / idempotent msgs/s", \
+         ratio(med("strand", "txn", "txn_msgs_per_s"), med("strand", "txn", "idem_msgs_per_s")), \
+         ratio(med("kafka", "txn", "txn_msgs_per_s"), med("kafka", "txn", "idem_msgs_per_s")), "")
+
     head("The broker process", "", 0)
     row("start to first Metadata answer, ms", "process", "startup_ms", "")
     row("CPU s used by then", "process", "startup_cpu_s", "")

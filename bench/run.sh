@@ -17,6 +17,7 @@
 # BENCH_DIR (work directory, default BUILD/bench-work; it must be on the file
 # system you want measured: both brokers and the fs limit use it),
 # BENCH_SECONDS (produce window), BENCH_CODEC (default lz4),
+# BENCH_TXN_MSGS (messages per transaction of the txn workload, 100),
 # BENCH_CONSUME_MB (cold consume volume), BENCH_LAT_RATE (msgs/s, default
 # 500), BENCH_LAT_SECONDS, BENCH_FLUSH_MESSAGES (log.flush.interval.messages
 # for both brokers; default unset: no fsync, both brokers' default),
@@ -36,6 +37,7 @@ WITH_KAFKA=0
 WITH_STRAND=1
 QUICK=${BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] || [ "$QUICK" = 1 ] || QUICK=1
+TXN_MSGS=${BENCH_TXN_MSGS:-100}
 RUNS=${BENCH_RUNS:-}
 CLUSTER=${BENCH_CLUSTER:-0}
 [ "$CLUSTER" = 0 ] || [ "$CLUSTER" = 1 ] || CLUSTER=1
@@ -352,6 +354,10 @@ run_workload()
         group)
             topic_args 16
             bench_cmd "$b" "$wl" group --topic group --group "bench-$RUN" "${TOPIC_ARGS[@]}" ;;
+        txn)
+            topic_args 1
+            bench_cmd "$b" "$wl" txn --topic "txn-$RUN" --size 1024 --txn-msgs "$TXN_MSGS" \
+                --seconds "$SECS" "${TOPIC_ARGS[@]}" ;;
         warmup)
             # JIT, connections, and the group coordinator's first use (Kafka
             # creates __consumer_offsets then) stay out of the figures
@@ -381,7 +387,7 @@ workloads()
         # (acks=all with librdkafka: see the latency workload)
         WORKLOADS+=(produce-100-1-none-1 produce-1024-1-none-1)
     fi
-    WORKLOADS+=(consume latency group)
+    WORKLOADS+=(consume latency group txn)
     # BENCH_ONLY="latency raw-1024-1-none-1": just these (and the warm-up)
     if [ -n "${BENCH_ONLY:-}" ]; then
         local wl keep=()

@@ -14,6 +14,7 @@ static const char bench_usage_text[] =
     "  procstat    broker CPU seconds and peak/current RSS (--pid)\n"
     "  produce     produce throughput for --seconds\n"
     "  rawproduce  the same with prebuilt raw Produce requests on --connections\n"
+    "  txn         transactions of --txn-msgs messages against idempotent produce\n"
     "  fill        produce --bytes (the consume workload's topic)\n"
     "  delete-topic  DeleteTopics --topic (--data D: until its files are gone)\n"
     "  consume     read a partition from its start (--drop-caches: cold)\n"
@@ -28,7 +29,7 @@ static const char bench_usage_text[] =
     "options: -b HOST:PORT  --pid PID  --topic T  --partitions N  --pin P  --auto-create\n"
     "  --size B  --acks 1|-1|all  --compression none|gzip|snappy|lz4|zstd  --seconds S\n"
     "  --bytes N  --rate R  --drop-caches  --fetch-bytes N  --dir D  --group G\n"
-    "  --connections N  --data D  --replication N  --controllers H:P,..\n"
+    "  --connections N  --data D  --replication N  --controllers H:P,..  --txn-msgs N\n"
     "  --kill-controller (--pid A,B,C: a cluster's nodes 1, 2, 3; CPU is their sum)\n";
 
 static void bench_usage(void)
@@ -120,6 +121,8 @@ static int bench_opt(bench_opts_t *o, int argc, char **argv, int *i)
         o->data = v;
     else if (!strcmp(k, "--connections"))
         o->connections = atoi(v);
+    else if (!strcmp(k, "--txn-msgs"))
+        o->txn_msgs = atoi(v);
     else if (!strcmp(k, "--group"))
         o->group = v;
     else
@@ -136,6 +139,7 @@ int main(int argc, char **argv)
         {"probe", bench_cmd_probe},         {"procstat", bench_cmd_procstat},
         {"produce", bench_cmd_produce},     {"fill", bench_cmd_fill},
         {"rawproduce", bench_cmd_rawproduce}, {"delete-topic", bench_cmd_delete},
+        {"txn", bench_cmd_txn},
         {"consume", bench_cmd_consume},     {"fetch", bench_cmd_fetch},
         {"latency", bench_cmd_latency},     {"group", bench_cmd_group},
         {"limit-tcp", bench_cmd_limit_tcp}, {"limit-fs", bench_cmd_limit_fs},
