@@ -38,6 +38,14 @@ grp_t *grp_get(grp_coord_t *c, const char *id);
 grp_t *grp_create(grp_coord_t *c, const char *id);
 /* grp_txn.c: frees a group's pending transactional offsets. */
 void grp_txn_offs_free(grp_coord_t *c, grp_t *g);
+/* Adds (or, for the same producer and partition, replaces) a pending
+ * offset of producer pid's transaction. */
+void grp_txn_put(grp_coord_t *c, grp_t *g, int64_t pid, const char *topic, size_t topic_len,
+                 int32_t partition, int64_t offset, int32_t epoch, const char *md, size_t md_len,
+                 int64_t commit_ts);
+/* grp_offsets.c: OffsetCommit (pid -1) and TxnOffsetCommit (the
+ * producer's id and epoch): the checks, the records, then the offsets. */
+void grp_commit_as(grp_coord_t *c, grp_commit_req_t *req, int64_t pid, int16_t epoch);
 /* grp_offsets.c: OffsetCommit's and TxnOffsetCommit's group and checks. */
 int16_t grp_commit_group(grp_coord_t *c, grp_commit_req_t *req, bool txn, grp_t **out);
 /* Unlinks and frees a group; its members must have no waiters left. */

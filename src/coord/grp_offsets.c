@@ -62,10 +62,24 @@ static proto_str_t grp_str(const char *s)
     return p;
 }
 
-void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
+/* The offsets of a commit that passed the checks, applied once written:
+ * committed, or (pid >= 0: TxnOffsetCommit) pending for the transaction. */
+static void grp_commit_apply(grp_coord_t *c, grp_t *g, const grp_commit_part_t *p, int64_t pid,
+                             int64_t now, int64_t expire)
+{
+    int32_t ml = p->metadata.len < 0 ? 0 : p->metadata.len;
+    if (pid >= 0)
+        grp_txn_put(c, g, pid, p->topic.p, (size_t)p->topic.len, p->partition, p->offset,
+                    p->leader_epoch, p->metadata.p, (size_t)ml, now);
+    else
+        grp_offset_put(g, p->topic.p, (size_t)p->topic.len, p->partition, p->offset,
+                       p->leader_epoch, p->metadata.p, (size_t)ml, now, expire);
+}
+
+void grp_commit_as(grp_coord_t *c, grp_commit_req_t *req, int64_t pid, int16_t epoch)
 {
     grp_t *g = NULL;
-    int16_t err = grp_commit_group(c, req, false, &g);
+    int16_t err = grp_commit_group(c, req, pid >= 0, &g);
     int64_t now = grp_wall(c);
     /* retention_time_ms may be INT64_MAX: saturate instead of wrapping. */
     int64_t expire = req->retention_ms < 0                    ? -1
@@ -82,10 +96,12 @@ void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
     }
     if (err)
         return;
-    grp_member_t *m = req->generation >= 0 ? grp_member_get(g, req->member_id) : NULL;
+    grp_member_t *m = req->generation >= 0 && pid < 0 ? grp_member_get(g, req->member_id) : NULL;
     if (m)
         grp_hb_schedule(c, m, m->session_timeout);
     grp_recs_init(&recs);
+    recs.producer_id = pid;
+    recs.producer_epoch = pid >= 0 ? epoch : -1;
     for (int i = 0; i < req->nparts; i++) {
         grp_commit_part_t *p = &req->parts[i];
         if (p->error)
@@ -103,16 +119,18 @@ void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
             grp_commit_part_t *p = &req->parts[i];
             if (p->error)
                 continue;
-            if (err) {
+            if (err)
                 p->error = err;
-                continue;
-            }
-            int32_t ml = p->metadata.len < 0 ? 0 : p->metadata.len;
-            grp_offset_put(g, p->topic.p, (size_t)p->topic.len, p->partition, p->offset,
-                           p->leader_epoch, p->metadata.p, (size_t)ml, now, expire);
+            else
+                grp_commit_apply(c, g, p, pid, now, expire);
         }
     }
     grp_recs_free(&recs);
+}
+
+void grp_commit(grp_coord_t *c, grp_commit_req_t *req)
+{
+    grp_commit_as(c, req, -1, -1);
 }
 
 /* ---- OffsetFetch ---- */

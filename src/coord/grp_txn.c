@@ -29,9 +29,7 @@ void grp_txn_offs_free(grp_coord_t *c, grp_t *g)
     g->ntxn_offs = g->captxn_offs = 0;
 }
 
-/* Adds (or, for the same producer and partition, replaces) a pending
- * offset. */
-static void grp_txn_put(grp_coord_t *c, grp_t *g, int64_t pid, const char *topic,
+void grp_txn_put(grp_coord_t *c, grp_t *g, int64_t pid, const char *topic,
                         size_t topic_len, int32_t partition, int64_t offset, int32_t epoch,
                         const char *md, size_t md_len, int64_t commit_ts)
 {
@@ -74,58 +72,10 @@ bool grp_txn_pending(const grp_t *g, const char *topic, size_t topic_len, int32_
 
 /* ---- TxnOffsetCommit ---- */
 
-static proto_str_t grp_txn_str(const char *s)
-{
-    return (proto_str_t){s, (int32_t)strlen(s)};
-}
-
 void grp_txn_commit(grp_coord_t *c, grp_commit_req_t *req, int64_t pid, int16_t epoch)
 {
-    grp_t *g = NULL;
-    int16_t err;
-    int64_t now = grp_wall(c);
-    grp_recs_t recs;
-
-    err = grp_commit_group(c, req, true, &g);
-    for (int i = 0; i < req->nparts; i++) {
-        grp_commit_part_t *p = &req->parts[i];
-        if (!p->error && err)
-            p->error = err;
-        else if (!p->error && p->metadata.len > c->cfg.offset_metadata_max_bytes)
-            p->error = KERR_OFFSET_METADATA_TOO_LARGE;
-    }
-    if (err)
-        return;
-    grp_recs_init(&recs);
-    recs.producer_id = pid;
-    recs.producer_epoch = epoch;
-    for (int i = 0; i < req->nparts; i++) {
-        grp_commit_part_t *p = &req->parts[i];
-        if (p->error)
-            continue;
-        grp_rec_offset_t v = {p->offset, p->leader_epoch, p->metadata, now, -1};
-        size_t k = recs.data.len;
-        grp_rec_offset_key(&recs.data, grp_txn_str(g->id), p->topic, p->partition);
-        size_t vo = recs.data.len;
-        grp_rec_offset_value(&recs.data, &v);
-        grp_recs_done(&recs, k, vo, 0);
-    }
-    if (recs.n) {
-        err = grp_store(c, g, &recs, 1);
-        for (int i = 0; i < req->nparts; i++) {
-            grp_commit_part_t *p = &req->parts[i];
-            if (p->error)
-                continue;
-            if (err) {
-                p->error = err;
-                continue;
-            }
-            grp_txn_put(c, g, pid, p->topic.p, (size_t)p->topic.len, p->partition, p->offset,
-                        p->leader_epoch, p->metadata.p,
-                        p->metadata.len < 0 ? 0 : (size_t)p->metadata.len, now);
-        }
-    }
-    grp_recs_free(&recs);
+    req->retention_ms = -1; /* a transaction's offsets carry no retention */
+    grp_commit_as(c, req, pid, epoch);
 }
 
 /* ---- the transaction's end ---- */

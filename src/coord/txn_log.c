@@ -20,7 +20,6 @@
 
 #include "cluster/meta_image.h"
 #include "log/log_batch.h"
-#include "partition/part_append.h"
 #include "util/logging.h"
 #include "util/mem.h"
 
@@ -58,21 +57,18 @@ bool txn_log_leads(const txn_log_t *h, int32_t p)
 }
 
 typedef struct txn_log_w_s {
-    part_append_t op; /* first */
-    part_append_ent_t ent;
-    buf_t batch;
+    txn_log_t *h;
     txn_write_done_fn *done;
     void *arg;
 } txn_log_w_t;
 
-static void txn_log_written(part_append_t *op)
+static void txn_log_written(void *arg, int16_t err)
 {
-    txn_log_w_t *w = (txn_log_w_t *)op;
-    txn_log_t *h = w->op.udata;
+    txn_log_w_t *w = arg;
+    txn_log_t *h = w->h;
 
     h->writes_out--;
-    w->done(w->arg, w->ent.err);
-    buf_free(&w->batch);
+    w->done(w->arg, err);
     free(w);
     if (h->closing)
         txn_log_free(h);
@@ -85,45 +81,31 @@ static void txn_log_write(void *ctx, int32_t p, const buf_t *key, const buf_t *v
     log_record_t rec = {0};
     log_batch_build_t opt;
     txn_log_w_t *w;
-    int64_t now = net_now_wall_ms();
+    buf_t batch;
 
     if (h->closing || !txn_log_leads(h, p)) {
         done(arg, KERR_NOT_LEADER_OR_FOLLOWER);
         return;
     }
-    w = xcalloc(1, sizeof(*w));
-    rec.timestamp = now;
+    rec.timestamp = net_now_wall_ms();
     rec.key = key->p;
     rec.key_len = (int32_t)key->len;
     rec.value = value ? value->p : NULL;
     rec.value_len = value ? (int32_t)value->len : -1;
-    buf_init(&w->batch);
+    buf_init(&batch);
     log_batch_build_init(&opt);
-    if (log_batch_build(&w->batch, &opt, &rec, 1) < 0) {
-        buf_free(&w->batch);
-        free(w);
+    if (log_batch_build(&batch, &opt, &rec, 1) < 0) {
+        buf_free(&batch);
         done(arg, KERR_UNKNOWN_SERVER_ERROR);
         return;
     }
+    w = xcalloc(1, sizeof(*w));
+    w->h = h;
     w->done = done;
     w->arg = arg;
-    w->op.reg = h->reg;
-    w->op.acks = -1;
-    w->op.origin = PART_ORIGIN_COORDINATOR;
-    w->op.produce_version = 12;
-    w->op.now_ms = now;
-    w->op.timeout_ms = h->cfg.timeout_ms;
-    w->op.ents = &w->ent;
-    w->op.nents = 1;
-    w->op.done = txn_log_written;
-    w->op.udata = h;
-    w->ent.topic = TXN_TOPIC;
-    w->ent.topic_len = TXN_LOG_TOPIC_LEN;
-    w->ent.partition = p;
-    w->ent.records = w->batch.p;
-    w->ent.len = (int32_t)w->batch.len;
     h->writes_out++;
-    part_append(&w->op);
+    txn_coord_append(h->reg, TXN_TOPIC, TXN_LOG_TOPIC_LEN, p, &batch, h->cfg.timeout_ms,
+                     txn_log_written, w);
 }
 
 typedef struct txn_log_pid_s {

@@ -54,6 +54,11 @@ void txn_log_follow(txn_coord_t *c);
  * WriteTxnMarkers does: through the partition layer, acks=-1 within
  * timeout_ms. done(arg, err) once, maybe in the call. */
 typedef void txn_marker_done_fn(void *arg, int16_t err);
+/* Appends batch (taken) to a partition led here as a coordinator writes:
+ * acks=-1 within timeout_ms; done(arg, err) once, maybe in the call. topic
+ * must stay valid until then. */
+void txn_coord_append(part_reg_t *reg, const char *topic, size_t topic_len, int32_t partition,
+                      buf_t *batch, int32_t timeout_ms, txn_marker_done_fn *done, void *arg);
 void txn_marker_append(part_reg_t *reg, const char *topic, size_t topic_len, int32_t partition,
                        int64_t producer_id, int16_t epoch, bool commit, int32_t coordinator_epoch,
                        int32_t timeout_ms, txn_marker_done_fn *done, void *arg);
