@@ -114,6 +114,7 @@ void grp_coord_free(grp_coord_t *c)
     free(all);
     smap_free(&c->groups);
     free(c->loading);
+    free(c->txn_pending);
     free(c);
 }
 

@@ -159,6 +159,10 @@ int16_t txn_loading(const txn_coord_t *c)
 
 int16_t txn_find(const txn_coord_t *c, const char *id, size_t id_len, txn_t **t)
 {
+    if (!id_len) { /* Kafka's answer to an empty transactional id */
+        *t = NULL;
+        return KERR_INVALID_REQUEST;
+    }
     int16_t err = txn_part_state(c, txn_partition_for(c, id, id_len));
 
     *t = err ? NULL : txn_get(c, id, id_len);

@@ -297,7 +297,8 @@ static void txn_rebuild(log_pstate_t *ps)
         if (e->current_txn_first_offset >= 0)
             txn_add(&ps->ongoing, &(log_txn_t){e->producer_id, e->current_txn_first_offset, -1});
     }
-    qsort(ps->ongoing.v, (size_t)ps->ongoing.n, sizeof(*ps->ongoing.v), cmp_txn);
+    if (ps->ongoing.n > 1)
+        qsort(ps->ongoing.v, (size_t)ps->ongoing.n, sizeof(*ps->ongoing.v), cmp_txn);
 }
 
 int64_t log_pstate_first_unstable(const log_pstate_t *ps)
