@@ -135,7 +135,8 @@ void api_txn_verify(api_node_t *b, proto_str_t id, int64_t pid, int16_t epoch, c
     v->done = done;
     v->arg = arg;
     api_tv_encode(id, pid, epoch, tps, n, &body);
-    if (net_out_send(out, PROTO_API_ADD_PARTITIONS_TO_TXN, API_TXN_VERIFY_VERSION, &body, 0,
+    if (net_out_send(out, PROTO_API_ADD_PARTITIONS_TO_TXN, API_TXN_VERIFY_VERSION, &body,
+                     part_peer_timeout(out, api_node_prop(b, "request.timeout.ms", 30000)),
                      api_tv_resp, v) < 0) {
         buf_free(&body);
         free(v);

@@ -244,7 +244,7 @@ static void txn_log_wtm_send(txn_log_mk_t *k, int32_t leader, int *idx, int n)
     w->n = n;
     k->out++;
     if (net_out_send(out, PROTO_API_WRITE_TXN_MARKERS, TXN_LOG_WTM_VERSION, &body,
-                     k->h->cfg.timeout_ms, txn_log_wtm_resp, w) < 0) {
+                     part_peer_timeout(out, k->h->cfg.timeout_ms), txn_log_wtm_resp, w) < 0) {
         k->out--;
         for (int j = 0; j < n; j++)
             k->st[idx[j]] = 0;

@@ -88,6 +88,14 @@ net_out_t *part_peer_out(part_peers_t *ps, int32_t id)
     return part_peer_new(ps, id, host, port)->out;
 }
 
+int64_t part_peer_timeout(net_out_t *out, int64_t normal_ms)
+{
+    if (net_out_state(out) != NET_OUT_READY && net_out_failures(out) > 0 &&
+        normal_ms > PART_PEER_DOWN_MS)
+        return PART_PEER_DOWN_MS;
+    return normal_ms;
+}
+
 static void part_peer_list_free(part_peer_t *p)
 {
     while (p) {

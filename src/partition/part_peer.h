@@ -20,6 +20,13 @@ part_peers_t *part_peers_new(part_reg_t *reg, const char *client_id, int64_t tim
 /* The connection to broker id, or NULL when the image has no endpoint of
  * it at the inter-broker listener. Borrowed until part_peers_free. */
 net_out_t *part_peer_out(part_peers_t *ps, int32_t id);
+/* The timeout for a request to out: normal_ms, or PART_PEER_DOWN_MS when
+ * its last connection failed or was lost (a broker killed, not yet fenced:
+ * a request queued there would wait out the whole request timeout while
+ * its partitions or coordinators move elsewhere; the caller retries it
+ * then, to whoever leads by that time). */
+#define PART_PEER_DOWN_MS 1000
+int64_t part_peer_timeout(net_out_t *out, int64_t normal_ms);
 /* Frees them; what is in flight is called back with an error first. */
 void part_peers_free(part_peers_t *ps);
 
