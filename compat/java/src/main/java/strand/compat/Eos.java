@@ -27,19 +27,20 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  *   produce BS TOPIC N      N records "key-i" = "value-i" (idempotent,
  *                           acks=all, partitioned by key): "produced N"
- *   loop BS IN OUT GROUP TXNID PAUSE_MS
+ *   loop BS IN OUT GROUP TXNID STOP
  *                           a read_committed consumer of GROUP (no auto
  *                           commit) and a transactional producer TXNID; per
  *                           polled batch (50 records at most): begin, each
  *                           record to OUT with its key and its value upper-
- *                           cased, flush, "open K", PAUSE_MS, the batch's
- *                           offsets by sendOffsetsToTransaction with the
- *                           consumer's group metadata, "offsets K",
- *                           PAUSE_MS, commit, "committed TOTAL" (records of
- *                           this process); "done TOTAL" once it owns every
- *                           partition of IN and is at their ends. The
- *                           script kills it with SIGKILL after an "open" or
- *                           an "offsets" line, in the pause
+ *                           cased, flush, "open K", the batch's offsets by
+ *                           sendOffsetsToTransaction with the consumer's
+ *                           group metadata, "offsets K", commit, "committed
+ *                           TOTAL" (records of this process); "done TOTAL"
+ *                           once it owns every partition of IN and is at
+ *                           their ends. STOP "open:C" or "offsets:C": after
+ *                           C commits, the next batch stops after that line
+ *                           and waits there, in its transaction, for the
+ *                           script's SIGKILL; "none": runs to the end
  *   verify BS OUT N         OUT from its start to its end at read_committed:
  *                           "read_committed records R distinct D duplicates
  *                           X missing M mismatched Y" (values VALUE-0 ..
@@ -66,7 +67,7 @@ public final class Eos {
         if (cmd.equals("produce") && args.length == 4) {
             produce(args[1], args[2], Integer.parseInt(args[3]));
         } else if (cmd.equals("loop") && args.length == 7) {
-            loop(args[1], args[2], args[3], args[4], args[5], Long.parseLong(args[6]));
+            loop(args[1], args[2], args[3], args[4], args[5], args[6]);
         } else if (cmd.equals("verify") && args.length == 4) {
             verify(args[1], args[2], Integer.parseInt(args[3]));
         } else if (cmd.equals("hang") && args.length == 4) {
@@ -77,7 +78,7 @@ public final class Eos {
             say("read_committed " + readAll(args[1], args[2], "read_committed").size()
                 + " read_uncommitted " + readAll(args[1], args[2], "read_uncommitted").size());
         } else {
-            System.err.println("usage: produce BS TOPIC N | loop BS IN OUT GROUP TXNID PAUSE_MS"
+            System.err.println("usage: produce BS TOPIC N | loop BS IN OUT GROUP TXNID STOP"
                 + " | verify BS OUT N | hang BS TOPIC TXNID | fence BS TXNID | count BS TOPIC");
             System.exit(1);
         }
@@ -120,7 +121,10 @@ public final class Eos {
     }
 
     private static void loop(String bootstrap, String in, String out, String group, String txnId,
-                             long pauseMs) throws Exception {
+                             String stop) throws Exception {
+        String stopAt = stop.contains(":") ? stop.substring(0, stop.indexOf(':')) : "";
+        int stopAfter = stop.contains(":") ? Integer.parseInt(stop.substring(stop.indexOf(':') + 1)) : -1;
+        int commits = 0;
         Properties pp = producerProps(bootstrap);
         pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId);
         Properties cp = consumerProps(bootstrap, "read_committed");
@@ -159,16 +163,25 @@ public final class Eos {
                 }
                 producer.flush();
                 say("open " + recs.count());
-                Thread.sleep(pauseMs);
+                stopAt(stopAt.equals("open") && commits == stopAfter);
                 producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                 say("offsets " + recs.count());
-                Thread.sleep(pauseMs);
+                stopAt(stopAt.equals("offsets") && commits == stopAfter);
                 producer.commitTransaction();
+                commits++;
                 total += recs.count();
                 say("committed " + total);
             }
         }
         say("done " + total);
+    }
+
+    /** When STOP is true, waits for the SIGKILL (the consumer's heartbeat
+     *  thread keeps the member in its group meanwhile). */
+    private static void stopAt(boolean stop) throws InterruptedException {
+        if (stop) {
+            Thread.sleep(Long.MAX_VALUE);
+        }
     }
 
     private static boolean caughtUp(KafkaConsumer<String, String> consumer, int partitions) {
