@@ -63,6 +63,7 @@ bg()
 {
     local name=$1 class=$2
     shift 2
+    : > "$WORK/$name.out"    # there for wait_for before the JVM opens it
     "${JVM[@]}" -cp "$CP" "$class" "$@" > "$WORK/$name.out" 2>&1 < /dev/null &
     BG=$!
     BGS+=("$BG")
