@@ -87,20 +87,47 @@ go_bin()
     echo "$bin"
 }
 
+# java_deps: the jars compat/java/pom.xml adds to Kafka's own (Kafka Streams
+# and RocksDB; the rest of its dependencies are among Kafka's jars, in the
+# same versions), fetched once from Maven Central into a directory of their
+# own (one per pom), renamed into place when complete; prints the directory.
+java_deps()
+{
+    local pom=$ROOT/compat/java/pom.xml dir
+    dir=$CACHE/java-deps/$(cksum < "$pom" | cut -d ' ' -f 1)
+    if [ ! -f "$dir/.complete" ]; then
+        mkdir -p "$CACHE/java-deps" && rm -rf "$dir.$$" || fail "cannot create $CACHE/java-deps"
+        mvn -B -q -Dstyle.color=never -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+            -DincludeArtifactIds=kafka-streams,rocksdbjni -DoutputDirectory="$dir.$$" > "$dir.log" 2>&1 ||
+            { tail -n 30 "$dir.log" >&2; rm -rf "$dir.$$"; fail "mvn could not fetch compat/java's dependencies"; }
+        touch "$dir.$$/.complete"
+        if ! mv -T "$dir.$$" "$dir" 2>/dev/null; then
+            rm -rf "$dir.$$"
+            [ -f "$dir/.complete" ] || fail "cannot move the jars to $dir"
+        fi
+    fi
+    echo "$dir"
+}
+
 # java_cp: the classpath of Kafka's own jars (kafka-clients and kafka-tools
-# 4.4.0 from Maven Central, fetched once by scripts/kafka-ref.sh) and of the
-# compiled compat/java driver.
+# 4.4.0 from Maven Central, fetched once by scripts/kafka-ref.sh), of
+# compat/java's own dependencies (java_deps) and of the compiled compat/java
+# driver.
 java_cp()
 {
-    local libs out=$CACHE/java-compat src=$ROOT/compat/java/src/main/java/strand/compat
+    local libs deps out=$CACHE/java-compat src=$ROOT/compat/java/src/main/java/strand/compat
     if ! command -v javac >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
         deps_install maven default-jdk-headless >&2 || skip "Java and Maven are not installed and cannot be"
     fi
     libs=$("$ROOT/scripts/kafka-ref.sh" classpath) || fail "cannot fetch Kafka's jars"
-    if [ ! -f "$out/.complete" ] || [ -n "$(find "$src" -newer "$out/.complete" -type f | head -n 1)" ]; then
+    deps=$(java_deps) || exit 1
+    libs="$libs:$deps/*"
+    if [ ! -f "$out/.complete" ] || [ -n "$(find "$src" -newer "$out/.complete" -type f | head -n 1)" ] ||
+        [ "$(cat "$out/.classpath" 2>/dev/null)" != "$libs" ]; then
         rm -rf "$out.$$" && mkdir -p "$out.$$" || fail "cannot create $out.$$"
         javac -nowarn -d "$out.$$" -cp "$libs" "$src"/*.java > "$out.$$.log" 2>&1 ||
             { cat "$out.$$.log" >&2; rm -rf "$out.$$"; fail "javac of compat/java failed"; }
+        echo "$libs" > "$out.$$/.classpath"
         rm -rf "$out" && mv -T "$out.$$" "$out" && touch "$out/.complete"
     fi
     echo "$out:$libs"
