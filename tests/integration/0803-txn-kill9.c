@@ -3,20 +3,39 @@
  * nothing lost (issue 14).
  *
  * The test's own broker; 2 topics x 3 partitions; one transactional.id
- * for the whole run and a consumer group G. Every transaction K writes
- * M=5 messages to each of the 6 partitions (values "kK-tT-pP-mM", one
- * message per partition and wave, waves flushed one by one) and, unless
- * it is killed before, sends G's offsets 1000(K+1)+10T+P with metadata
- * "kK" (send_offsets_to_transaction). R rounds (6, or TXN_KILL_ROUNDS);
- * round r runs a committed transaction, in odd rounds an aborted one,
- * then kills the broker in phase r mod 5:
+ * for the whole run and a consumer group G. The broker is, as
+ * TXN_KILL_TOPOLOGY says: "combined", one node that is broker and
+ * controller (testlib's tl_broker; Strand's transaction coordinator runs
+ * on a single node only), the default on Strand; or "split", a broker with
+ * a controller of its own that is never killed (testlib/cluster.h,
+ * broker.session.timeout.ms 2 s; the broker restarted once its session
+ * expired, so that it comes back fenced), the default with KAFKA_REF=1.
+ * Kafka 4.4 on a combined node loses markers in this test: restarted
+ * after kill -9 it first replays its own stale metadata, leads every
+ * partition, loads __transaction_state and resends the markers of a
+ * transaction in PrepareCommit/PrepareAbort (to itself, not listening
+ * yet); then its new registration fences it (the partitions leaderless
+ * for a moment), and the marker sender takes the partitions without a
+ * leader for deleted ones (KAFKA-5202): it writes CompleteAbort or
+ * CompleteCommit without their markers, and G's offsets of that
+ * transaction stay UNSTABLE_OFFSET_COMMIT (seen in phase d).
+ *
+ * Every transaction K writes M=5 messages to each of the 6 partitions
+ * (values "kK-tT-pP-mM", one message per partition and wave, waves
+ * flushed one by one) and, unless it is killed before, sends G's offsets
+ * 1000(K+1)+10T+P with metadata "kK" (send_offsets_to_transaction).
+ * R rounds (6, or TXN_KILL_ROUNDS); round r runs a committed
+ * transaction, in odd rounds an aborted one, then kills the broker in
+ * phase r mod 5:
  *   a  while the messages are produced: some waves acknowledged, the
  *      next ones sent and in flight or queued (the transaction is never
  *      ended by the client);
  *   b  during commit_transaction (all messages acknowledged and G's
  *      offsets sent): a thread kills the broker 0 .. 1.2x the round's
- *      last commit time after the call (the client may see success or
- *      an error: the outcome is unknown unless it saw success);
+ *      last commit time (short delays likelier) after the producer wrote its EndTxn request
+ *      (an on_request_sent interceptor tells), or, every other time,
+ *      after the call (the client may see success or an error: the
+ *      outcome is unknown unless it saw success);
  *   c  right after commit_transaction returned success;
  *   d  during abort_transaction, as in b;
  *   e  between transactions, once every marker is written.
@@ -61,8 +80,13 @@
  *     round's restart they were those of the last transaction visible
  *     among the ones begun by then.
  * Logged: each round's kill (phase, delay, what the client saw), the
- * restart, init_transactions and settle times, and each unknown
- * outcome. */
+ * restart, init_transactions and settle times, each unknown outcome, and
+ * the markers found with no message of theirs before them (a marker
+ * written again by the coordinator after a restart).
+ *
+ * TXN_KILL_ROUNDS=N for a long run (6 by default; about 1.6 s a round on
+ * Strand, 12-15 s on Kafka), TL_SEED to repeat the random choices (the
+ * waves acknowledged before a kill in phase a, the kill delays). */
 #include "testlib/cluster.h"
 #include "testlib/kraft.h"
 #include "testlib/txn.h"
@@ -70,6 +94,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,9 +160,14 @@ static int64_t group_offset(int k, int t, int p)
 
 /* ---- the producer ---- */
 
+static rd_kafka_resp_err_t on_new(rd_kafka_t *rk, const rd_kafka_conf_t *conf, void *opaque,
+                                  char *errstr, size_t errstr_size);
+
 static rd_kafka_t *new_producer(void)
 {
     rd_kafka_conf_t *conf = tl_txn_conf(bs);
+    TL_ASSERT(rd_kafka_conf_interceptor_add_on_new(conf, "0803-kill", on_new, NULL) == 0,
+              "interceptor");
     tl_conf_set(conf, "transactional.id", txn_id);
     tl_conf_set(conf, "linger.ms", "1");
     tl_conf_set(conf, "reconnect.backoff.ms", "20");
@@ -246,35 +276,112 @@ static txn_t *plain_txn(rd_kafka_t *rk, int round, int commit)
 
 /* ---- the kill ---- */
 
+/* The kill of phases b and d, by a thread of its own: delay_s after it
+ * starts (from_call: the call of commit or abort_transaction), or after
+ * the producer wrote its EndTxn request to the socket (an interceptor of
+ * on_request_sent wakes it). */
 struct killer {
     pthread_t th;
     pid_t pid;
-    useconds_t delay_us;
+    double delay_s;
+    int on_endtxn;
+    sem_t sem;
+    double t_start, t_sent, t_kill; /* t_sent 0: no EndTxn seen */
+    int cancelled, fired;
 };
+
+static struct killer *armed; /* for the interceptor */
+
+static rd_kafka_resp_err_t on_request_sent(rd_kafka_t *rk, int sockfd, const char *brokername,
+                                           int32_t brokerid, int16_t api_key,
+                                           int16_t api_version, int32_t corr_id, size_t size,
+                                           void *opaque)
+{
+    (void)rk, (void)sockfd, (void)brokername, (void)brokerid, (void)api_version;
+    (void)corr_id, (void)size, (void)opaque;
+    if (api_key == 26) { /* EndTxn */
+        struct killer *k = __atomic_exchange_n(&armed, NULL, __ATOMIC_SEQ_CST);
+        if (k) {
+            k->t_sent = tl_now();
+            /* A short delay here, in librdkafka's broker thread: the
+             * killer thread would take longer than that to wake up (a
+             * commit's EndTxn takes Strand some tens of microseconds). */
+            if (k->delay_s < 0.0002) {
+                while (tl_now() < k->t_sent + k->delay_s)
+                    ;
+                kill(k->pid, SIGKILL);
+                k->t_kill = tl_now();
+                k->fired = 1;
+                k->cancelled = 1;
+            }
+            sem_post(&k->sem);
+        }
+    }
+    return RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+static rd_kafka_resp_err_t on_new(rd_kafka_t *rk, const rd_kafka_conf_t *conf, void *opaque,
+                                  char *errstr, size_t errstr_size)
+{
+    (void)conf, (void)opaque, (void)errstr, (void)errstr_size;
+    return rd_kafka_interceptor_add_on_request_sent(rk, "0803-kill", on_request_sent, NULL);
+}
 
 static void *killer_main(void *arg)
 {
     struct killer *k = arg;
-    if (k->delay_us)
-        usleep(k->delay_us);
+    double t0 = k->t_start;
+    if (k->on_endtxn) {
+        while (sem_wait(&k->sem) < 0 && errno == EINTR)
+            ;
+        if (k->cancelled)
+            return NULL;
+        t0 = k->t_sent;
+    }
+    /* Sleep most of the delay, spin the rest: usleep alone is too coarse
+     * for the fraction of a millisecond a commit takes on Strand. */
+    if (k->delay_s > 0.002)
+        usleep((useconds_t)((k->delay_s - 0.001) * 1e6));
+    while (tl_now() < t0 + k->delay_s)
+        ;
     kill(k->pid, SIGKILL);
+    k->t_kill = tl_now();
+    k->fired = 1;
     return NULL;
 }
 
-static void killer_start(struct killer *k, useconds_t delay_us)
+static void killer_start(struct killer *k, double delay_s, int on_endtxn)
 {
+    memset(k, 0, sizeof(*k));
     k->pid = combined ? broker.pid : bnode->pid;
-    k->delay_us = delay_us;
+    k->delay_s = delay_s;
+    k->on_endtxn = on_endtxn;
+    TL_ASSERT(sem_init(&k->sem, 0, 0) == 0, "sem_init: %s", strerror(errno));
+    k->t_start = tl_now();
+    if (on_endtxn)
+        __atomic_store_n(&armed, k, __ATOMIC_SEQ_CST);
     TL_ASSERT(pthread_create(&k->th, NULL, killer_main, k) == 0, "pthread_create");
 }
 
-/* 0 .. 1.2x the last commit's time. */
-static useconds_t kill_delay(void)
+/* After the call returned: the thread done (no kill if the producer never
+ * sent EndTxn). */
+static void killer_join(struct killer *k)
 {
-    double max_us = last_commit_s * 1.2e6;
-    if (max_us < 100)
-        max_us = 100;
-    return (useconds_t)(tl_rand() % (uint32_t)max_us);
+    if (k->on_endtxn && __atomic_exchange_n(&armed, NULL, __ATOMIC_SEQ_CST) == k) {
+        k->cancelled = 1;
+        sem_post(&k->sem);
+    }
+    pthread_join(k->th, NULL);
+    sem_destroy(&k->sem);
+}
+
+/* 0 .. 1.2x the last commit's time, in seconds, the short ones likelier
+ * (the square of a uniform draw): on Strand the broker's part of a commit
+ * is a small part of the client's. */
+static double kill_delay(void)
+{
+    double u = (tl_rand() % 100000) / 100000.0;
+    return u * u * 1.2 * last_commit_s;
 }
 
 /* Until every partition's last stable offset is its high watermark and
@@ -834,7 +941,6 @@ int main(void)
         char phase = (char)('a' + r % NPHASE), what[64], saw[200] = "";
         txn_t *x = NULL;
         struct killer killer;
-        int threaded = 0;
 
         plain_txn(rk, r, 1);
         if (r % 2 == 1)
@@ -857,27 +963,37 @@ int main(void)
         }
         case 'b':
         case 'd': {
-            int commit = phase == 'b';
-            useconds_t d = kill_delay();
+            /* Every other time from the EndTxn request on (see killer). */
+            int commit = phase == 'b', on_endtxn = (r / NPHASE) % 2 == 0;
+            double d = kill_delay();
             x = begin_txn(rk, r, phase);
             send_waves_flushed(rk, x, 0, M);
             send_offsets(rk, x);
             double t0 = tl_now();
-            killer_start(&killer, d);
-            threaded = 1;
+            killer_start(&killer, d, on_endtxn);
             rd_kafka_error_t *error = commit ? rd_kafka_commit_transaction(rk, 3000)
                                              : rd_kafka_abort_transaction(rk, 3000);
             double took = tl_now() - t0;
+            killer_join(&killer);
             if (commit)
                 x->state = error ? ST_UNKNOWN : ST_COMMITTED;
             else
                 x->state = ST_ABORTED;
-            snprintf(saw, sizeof(saw), "killed %.2f ms into %s_transaction (the last commit "
-                     "took %.2f ms), which returned after %.3f s: %s", d / 1000.0,
-                     commit ? "commit" : "abort", last_commit_s * 1000, took,
-                     error ? rd_kafka_error_string(error) : "success");
+            if (killer.fired)
+                snprintf(saw, sizeof(saw), "killed %.3f ms after %s (%.3f ms into %s_"
+                         "transaction; the last commit took %.3f ms), which returned after "
+                         "%.3f s: %s", d * 1000, on_endtxn ? "EndTxn was sent" : "the call",
+                         (killer.t_kill - t0) * 1000, commit ? "commit" : "abort",
+                         last_commit_s * 1000, took,
+                         error ? rd_kafka_error_string(error) : "success");
+            else
+                snprintf(saw, sizeof(saw), "%s_transaction returned after %.3f s (%s) "
+                         "without an EndTxn request: killed after it",
+                         commit ? "commit" : "abort", took,
+                         error ? rd_kafka_error_string(error) : "success");
             if (error)
                 rd_kafka_error_destroy(error);
+            broker_kill9(); /* (again, and) reaps it */
             break;
         }
         case 'c':
@@ -893,10 +1009,6 @@ int main(void)
             broker_kill9();
             snprintf(saw, sizeof(saw), "killed between transactions, every marker written");
             break;
-        }
-        if (threaded) {
-            pthread_join(killer.th, NULL);
-            broker_kill9(); /* reaps it */
         }
         double t0 = tl_now();
         rd_kafka_destroy(rk);
