@@ -128,8 +128,8 @@ typedef struct txn {
 static txn_t *txns;
 static int ntxn, max_txn;
 static const char *bs;
-/* The broker: a node of a cluster with its own controller (the default),
- * or, with TXN_KILL_COMBINED=1, a combined node of testlib's tl_broker. */
+/* The broker (see TXN_KILL_TOPOLOGY above): a combined node of testlib's
+ * tl_broker, or the broker node of a cluster with a controller of its own. */
 static int combined;
 static tl_broker broker;
 static char *dir;
