@@ -358,7 +358,7 @@ void tl_txn_fetch_raw(const char *bootstrap, const char *topic, int32_t p, int64
     out->last_stable_offset = pd->last_stable_offset;
     out->log_start_offset = pd->log_start_offset;
     out->n_aborted = pd->aborted_transactions.n;
-    TL_ASSERT(out->n_aborted <= 64, "Fetch: %d aborted transactions", out->n_aborted);
+    TL_ASSERT(out->n_aborted <= TL_TXN_MAX_ABORTED, "Fetch: %d aborted transactions", out->n_aborted);
     for (int i = 0; i < out->n_aborted; i++) {
         out->aborted_pid[i] = pd->aborted_transactions.v[i].producer_id;
         out->aborted_first[i] = pd->aborted_transactions.v[i].first_offset;

@@ -124,11 +124,15 @@ typedef struct tl_txn_batch {
     int32_t ctrl_coordinator_epoch; /* and the value's coordinator epoch */
 } tl_txn_batch;
 
+/* Room for this many aborted transactions in one Fetch answer (0803's
+ * long runs abort about one transaction per round in every partition). */
+#define TL_TXN_MAX_ABORTED 1024
+
 typedef struct tl_txn_fetch {
     int16_t error;
     int64_t high_watermark, last_stable_offset, log_start_offset;
     int n_aborted;     /* -1: the list was null */
-    int64_t aborted_pid[64], aborted_first[64];
+    int64_t aborted_pid[TL_TXN_MAX_ABORTED], aborted_first[TL_TXN_MAX_ABORTED];
     int nbatch;
     tl_txn_batch *batches;
 } tl_txn_fetch;
