@@ -277,35 +277,11 @@ static tl_node *group_coordinator(void)
 /* min.insync.replicas of topic as node's DescribeConfigs v4 gives it. */
 static void describe_min_isr(tl_node *node, const char *topic, char *out, size_t cap)
 {
-    proto_describe_configs_req_t req;
-    proto_describe_configs_req_describe_configs_resource_t res;
-    proto_describe_configs_resp_t resp;
-    proto_str_t key = tl_wire_str("min.insync.replicas");
-    arena_t arena;
-    int fd = tl_connect(node->bootstrap, 5000);
-    TL_ASSERT(fd >= 0, "node %d does not answer", node->id);
-    arena_init(&arena, 1 << 14);
-    proto_describe_configs_req_init(&req);
-    proto_describe_configs_req_describe_configs_resource_init(&res);
-    res.resource_type = 2;
-    res.resource_name = tl_wire_str(topic);
-    res.configuration_keys.n = 1;
-    res.configuration_keys.v = &key;
-    req.resources.n = 1;
-    req.resources.v = &res;
-    TL_WIRE_CALL(fd, &arena, describe_configs, 32, 4, &req, &resp);
-    close(fd);
-    TL_ASSERT(resp.results.n == 1, "DescribeConfigs: %d results", resp.results.n);
-    TL_ASSERT(!resp.results.v[0].error_code, "DescribeConfigs %s: %s", topic,
-              kerr_name(resp.results.v[0].error_code));
-    snprintf(out, cap, "(none)");
-    for (int i = 0; i < resp.results.v[0].configs.n; i++) {
-        const proto_describe_configs_resp_describe_configs_resource_result_t *r =
-            &resp.results.v[0].configs.v[i];
-        if (r->name.len == 19 && !memcmp(r->name.p, "min.insync.replicas", 19))
-            snprintf(out, cap, "%.*s", (int)r->value.len, r->value.p);
-    }
-    arena_destroy(&arena);
+    int16_t err = tl_kraft_describe_config(node->bootstrap, 2, topic, "min.insync.replicas", out,
+                                           cap);
+    TL_ASSERT(!err, "DescribeConfigs %s: %s", topic, kerr_name(err));
+    if (!*out)
+        snprintf(out, cap, "(none)");
 }
 
 /* CreateTopics v7 of TOPIC with min.insync.replicas=2 at node. */

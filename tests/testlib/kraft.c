@@ -175,32 +175,45 @@ int16_t tl_kraft_alter_default_retry(tl_node *node, const char *value)
     return err;
 }
 
-void tl_kraft_describe_default(tl_node *node, char *out, size_t cap)
+int16_t tl_kraft_describe_config(const char *addr, int8_t type, const char *name,
+                                 const char *key, char *out, size_t cap)
 {
     proto_describe_configs_req_t req;
     proto_describe_configs_req_describe_configs_resource_t res;
     proto_describe_configs_resp_t resp;
-    proto_str_t key = tl_wire_str("log.retention.ms");
+    proto_str_t k = tl_wire_str(key);
+    int16_t err;
     arena_t arena;
-    int fd = tl_connect(node->controller, 2000);
-    TL_ASSERT(fd >= 0, "connect to node %d", node->id);
+    int fd = tl_connect(addr, 5000);
+    TL_ASSERT(fd >= 0, "connect to %s", addr);
     arena_init(&arena, 1 << 14);
     proto_describe_configs_req_init(&req);
     proto_describe_configs_req_describe_configs_resource_init(&res);
-    res.resource_type = 4;
-    res.resource_name = tl_wire_str("");
+    res.resource_type = type;
+    res.resource_name = tl_wire_str(name);
     res.configuration_keys.n = 1;
-    res.configuration_keys.v = &key;
+    res.configuration_keys.v = &k;
     req.resources.n = 1;
     req.resources.v = &res;
     TL_WIRE_CALL(fd, &arena, describe_configs, 32, 4, &req, &resp);
     close(fd);
     out[0] = '\0';
-    if (resp.results.n == 1 && resp.results.v[0].configs.n == 1) {
-        proto_str_t v = resp.results.v[0].configs.v[0].value;
-        snprintf(out, cap, "%.*s", v.len > 0 ? (int)v.len : 0, v.len > 0 ? v.p : "");
+    TL_ASSERT(resp.results.n == 1, "DescribeConfigs: %d results", resp.results.n);
+    err = resp.results.v[0].error_code;
+    for (int i = 0; !err && i < resp.results.v[0].configs.n; i++) {
+        const proto_describe_configs_resp_describe_configs_resource_result_t *r =
+            &resp.results.v[0].configs.v[i];
+        if (r->name.len == (int32_t)strlen(key) && !memcmp(r->name.p, key, (size_t)r->name.len))
+            snprintf(out, cap, "%.*s", r->value.len > 0 ? (int)r->value.len : 0,
+                     r->value.len > 0 ? r->value.p : "");
     }
     arena_destroy(&arena);
+    return err;
+}
+
+void tl_kraft_describe_default(tl_node *node, char *out, size_t cap)
+{
+    tl_kraft_describe_config(node->controller, 4, "", "log.retention.ms", out, cap);
 }
 
 void tl_kraft_wait_default(tl_cluster *c, const char *want)

@@ -49,6 +49,10 @@ int16_t tl_kraft_alter_default(tl_node *node, const char *value);
 /* The same, retried while the answer is NOT_CONTROLLER (a new leader takes
  * changes once it has applied its predecessors' records), 5 s at most. */
 int16_t tl_kraft_alter_default_retry(tl_node *node, const char *value);
+/* DescribeConfigs v4 at addr of key of resource (type, name): out gets
+ * its value ("" when none); returns the resource's error. */
+int16_t tl_kraft_describe_config(const char *addr, int8_t type, const char *name,
+                                 const char *key, char *out, size_t cap);
 /* The cluster-wide log.retention.ms as node describes it ("" if unset). */
 void tl_kraft_describe_default(tl_node *node, char *out, size_t cap);
 /* Every running, unpaused controller describes log.retention.ms = want
