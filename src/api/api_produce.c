@@ -213,6 +213,10 @@ static void api_produce_verify(api_produce_t *ap, const proto_produce_req_t *r)
         part_t *part = t ? part_get(t, ent->partition) : NULL;
         if (!part || !part_is_leader(part))
             continue;
+        if (r->transactional_id.len <= 0) { /* a transactional batch with no id */
+            ent->err = KERR_INVALID_TXN_STATE;
+            continue;
+        }
         api_pv_t *v = arena_calloc(req->arena, 1, sizeof(*v));
         v->ap = ap;
         v->ent = ent;

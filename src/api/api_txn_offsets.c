@@ -41,9 +41,11 @@ static grp_commit_part_t *api_toc_parts(api_req_t *req, const proto_txn_offset_c
             parts[k].offset = t->partitions.v[j].committed_offset;
             parts[k].leader_epoch = ver >= 2 ? t->partitions.v[j].committed_leader_epoch : -1;
             parts[k].metadata = t->partitions.v[j].committed_metadata;
-            parts[k].error = err    ? err
-                             : terr ? terr
-                                    : api_group_part_check(req, name, parts[k].partition);
+            /* Kafka's order: the partitions it does not know, then the
+             * commit's error for the others */
+            parts[k].error = terr ? terr : api_group_part_check(req, name, parts[k].partition);
+            if (!parts[k].error)
+                parts[k].error = err;
         }
     }
     return parts;
@@ -54,11 +56,15 @@ static void api_toc_answer(api_req_t *req, const proto_txn_offset_commit_req_t *
 {
     int32_t k = 0;
 
-    resp->topics.n = r->topics.n < 0 ? 0 : r->topics.n;
-    resp->topics.v = arena_calloc(req->arena, (size_t)resp->topics.n + 1, sizeof(*resp->topics.v));
-    for (int32_t i = 0; i < resp->topics.n; i++) {
-        proto_txn_offset_commit_resp_txn_offset_commit_response_topic_t *t = &resp->topics.v[i];
+    int32_t nt = r->topics.n < 0 ? 0 : r->topics.n;
+    resp->topics.n = 0;
+    resp->topics.v = arena_calloc(req->arena, (size_t)nt + 1, sizeof(*resp->topics.v));
+    for (int32_t i = 0; i < nt; i++) {
         int32_t np = r->topics.v[i].partitions.n < 0 ? 0 : r->topics.v[i].partitions.n;
+        if (!np)
+            continue; /* Kafka's answer has no topic without partitions */
+        proto_txn_offset_commit_resp_txn_offset_commit_response_topic_t *t =
+            &resp->topics.v[resp->topics.n++];
         proto_txn_offset_commit_resp_txn_offset_commit_response_topic_init(t);
         t->name = r->topics.v[i].name;
         t->topic_id = r->topics.v[i].topic_id;

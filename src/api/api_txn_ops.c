@@ -5,6 +5,7 @@
  * OPERATION_NOT_ATTEMPTED, without asking the coordinator); v4+ are a
  * broker's batch of transactions, each verified (VerifyOnly) or added. The
  * answers wait for the coordinator's write. */
+#include "api/api_group.h"
 #include "api/api_txn.h"
 #include "api/api_util.h"
 
@@ -85,22 +86,23 @@ static api_apt_result_t *api_apt_results(api_req_t *req, const api_apt_topic_t *
     return v;
 }
 
-/* Kafka's check before the coordinator: partitions of topics or
- * partitions it does not know. Returns 1 when some were found (their
- * error set, the others OPERATION_NOT_ATTEMPTED). */
+/* Kafka's checks before the coordinator: a client (v0-3) may not add
+ * an internal topic's partitions (TOPIC_AUTHORIZATION_FAILED, as its
+ * authorizer filter leaves them out), and partitions its metadata does
+ * not know are UNKNOWN_TOPIC_OR_PARTITION. Returns 1 when some were found
+ * (their error set, the others OPERATION_NOT_ATTEMPTED). */
 static int api_apt_unknown(api_req_t *req, api_apt_result_t *v, int32_t n)
 {
     int bad = 0;
 
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = 0; j < v[i].results_by_partition.n; j++) {
-            topic_t *t = v[i].name.len > 0 ? part_topic_get(req->b->reg, v[i].name.p,
-                                                            (size_t)v[i].name.len)
-                                           : NULL;
-            int32_t p = v[i].results_by_partition.v[j].partition_index;
-            if (!t || p < 0 || p >= t->nparts) {
-                v[i].results_by_partition.v[j].partition_error_code =
-                    KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            int16_t err = req->hdr.api_version < 4 && api_internal_topic(v[i].name)
+                              ? KERR_TOPIC_AUTHORIZATION_FAILED
+                              : api_group_part_check(req, v[i].name,
+                                                     v[i].results_by_partition.v[j].partition_index);
+            if (err) {
+                v[i].results_by_partition.v[j].partition_error_code = err;
                 bad = 1;
             }
         }

@@ -124,7 +124,8 @@ void api_txn_verify(api_node_t *b, proto_str_t id, int64_t pid, int16_t epoch, c
         return;
     }
     if (coord < 0 || coord == b->cfg.node_id || !(out = api_tv_out(b, coord))) {
-        api_tv_all(errs, n, id.len > 0 ? KERR_COORDINATOR_NOT_AVAILABLE : KERR_INVALID_TXN_STATE);
+        /* Kafka's answer to an empty or null transactional id */
+        api_tv_all(errs, n, id.len > 0 ? KERR_COORDINATOR_NOT_AVAILABLE : KERR_INVALID_REQUEST);
         done(arg);
         return;
     }
