@@ -22,7 +22,10 @@ static bool txn_epoch_exhausted(int16_t epoch)
 static void txn_pid_then(txn_coord_t *c, txn_t *t, txn_op_t *op, int16_t err)
 {
     txn_pid_reply_fn *done = (txn_pid_reply_fn *)op->done;
-    (void)c;
+    /* a new id whose first write failed is forgotten: the retry starts
+     * over (it must not bump an entry that has no producer id) */
+    if (err && t && t->producer_id < 0 && t->pending == TXN_NONE)
+        txn_remove(c, t);
     if (err || !t)
         done(op->arg, err ? err : KERR_NOT_COORDINATOR, -1, -1);
     else
@@ -162,6 +165,10 @@ static void txn_pid_existing(txn_coord_t *c, txn_t *t, int32_t timeout_ms, int64
 
     if (t->pending != TXN_NONE || t->allocating) {
         done(arg, KERR_CONCURRENT_TRANSACTIONS, -1, -1);
+        return;
+    }
+    if (t->producer_id < 0) { /* never written: a producer id first */
+        txn_pid_alloc(c, t, timeout_ms, -1, false, done, arg);
         return;
     }
     if (pid >= 0 && !txn_epoch_exhausted(t->epoch) && !txn_pid_valid(t, pid, epoch)) {

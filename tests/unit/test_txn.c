@@ -277,6 +277,15 @@ static void test_init_errors_and_bumps(void)
     txn_init_producer_id(c, "", 0, 1000, -1, -1, pid_reply, NULL);
     CU_ASSERT_EQUAL(ans.err, KERR_INVALID_REQUEST);
     CU_ASSERT_EQUAL(add(c, 1, 0, tps3, 1), KERR_INVALID_PRODUCER_ID_MAPPING);
+    /* a new id's first write fails (a partition just created): the retry
+     * starts over with a producer id, at epoch 0 */
+    fx.fail = KERR_NOT_LEADER_OR_FOLLOWER;
+    CU_ASSERT_EQUAL(init_pid(c, -1, -1), KERR_NOT_COORDINATOR);
+    CU_ASSERT_EQUAL(init_pid(c, -1, -1), 0);
+    CU_ASSERT(ans.pid == 1001 && ans.epoch == 0);
+    fx.next_pid = 1000;
+    txn_coord_free(c);
+    c = fx_coord();
     CU_ASSERT_EQUAL(init_pid(c, -1, -1), 0);
     CU_ASSERT_EQUAL(init_pid(c, -1, -1), 0);
     CU_ASSERT(ans.pid == 1000 && ans.epoch == 1);
