@@ -27,6 +27,7 @@
 #                        strand, to check that the tests assert what Kafka does
 #   TEST_TIMEOUT         seconds per test (default 240)
 #   STRAND_NO_SUITE=1    leave the compatibility suite out
+#   STRAND_NO_COMPAT=1   leave the compat/*.sh scripts out
 # Given to every test: STRAND_BOOTSTRAP, STRAND_BIN, STRAND_TEST_DIR (a
 # scratch dir), STRAND_SRCDIR, STRAND_BUILDDIR, KAFKA_REF.
 #
@@ -276,8 +277,15 @@ for f in "$BUILD_DIR"/tests/integration/[0-9][0-9][0-9][0-9]-*; do
     [ -f "$f" ] && [ -x "$f" ] && [[ $f != *.* ]] &&
         selected "integration/$(basename "$f")" && INTEGS+=("$f")
 done
+# STRAND_NO_COMPAT=1 leaves the compat/*.sh scripts out as well
+# (scripts/test.sh does for the sanitizer build: they drive the broker
+# through stock Java clients and Kafka's tools, whose answers do not depend
+# on how it was built; the broker's own code is exercised under the
+# sanitizers by the unit and integration tests, and the scripts are a
+# third of a run).
 for f in "$SRC_DIR"/compat/*.sh; do
     [ "$(basename "$f")" = suite.sh ] && continue
+    [ "${STRAND_NO_COMPAT:-}" = 1 ] && continue
     [ -f "$f" ] && selected "compat/$(basename "$f" .sh)" && COMPATS+=("$f")
 done
 SUITE_CLIENTS=()
