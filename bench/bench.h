@@ -156,6 +156,13 @@ int bench_cmd_spawn(int argc, char **argv);
 int bench_cmd_probe(const bench_opts_t *o);
 int bench_cmd_procstat(const bench_opts_t *o);
 int bench_cmd_produce(const bench_opts_t *o);
+/* Delivery reports counted (the opaque of a producer's conf): ok,
+ * failed (the first 5 logged), the time of the last. */
+typedef struct bench_prod_s {
+    int64_t ok, failed;
+    double last_dr; /* monotonic time of the last delivery report */
+} bench_prod_t;
+void bench_prod_dr(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque);
 /* bench_txn.c: transactions against idempotent produce. */
 int bench_cmd_txn(const bench_opts_t *o);
 int bench_cmd_rawproduce(const bench_opts_t *o);

@@ -11,24 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct bench_prod_s {
-    int64_t ok, failed;
-    double last_dr; /* monotonic time of the last delivery report */
-} bench_prod_t;
-
-static void bench_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
-{
-    bench_prod_t *st = opaque;
-    (void)rk;
-    if (msg->err) {
-        if (st->failed++ < 5)
-            bench_log("delivery failed: %s", rd_kafka_err2str(msg->err));
-    } else {
-        st->ok++;
-    }
-    st->last_dr = bench_now();
-}
-
 static rd_kafka_t *bench_producer(const bench_opts_t *o, bench_prod_t *st)
 {
     char v[32];
@@ -41,7 +23,7 @@ static rd_kafka_t *bench_producer(const bench_opts_t *o, bench_prod_t *st)
     bench_conf_set(conf, "batch.size", "1000000");
     bench_conf_set(conf, "enable.idempotence", "false");
     bench_conf_set(conf, "allow.auto.create.topics", o->auto_create ? "true" : "false");
-    rd_kafka_conf_set_dr_msg_cb(conf, bench_dr_cb);
+    rd_kafka_conf_set_dr_msg_cb(conf, bench_prod_dr);
     rd_kafka_conf_set_opaque(conf, st);
     return bench_new(RD_KAFKA_PRODUCER, conf);
 }

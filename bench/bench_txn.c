@@ -17,23 +17,7 @@
 
 #define BENCH_TXN_MAX 1000000
 
-typedef struct bench_txn_s {
-    int64_t ok, failed;
-} bench_txn_t;
-
-static void bench_txn_dr(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
-{
-    bench_txn_t *st = opaque;
-    (void)rk;
-    if (msg->err) {
-        if (st->failed++ < 5)
-            bench_log("delivery failed: %s", rd_kafka_err2str(msg->err));
-    } else {
-        st->ok++;
-    }
-}
-
-static rd_kafka_t *bench_txn_producer(const bench_opts_t *o, bench_txn_t *st, int txn)
+static rd_kafka_t *bench_txn_producer(const bench_opts_t *o, bench_prod_t *st, int txn)
 {
     char id[64];
     rd_kafka_conf_t *conf = bench_conf(o->bootstrap);
@@ -44,7 +28,7 @@ static rd_kafka_t *bench_txn_producer(const bench_opts_t *o, bench_txn_t *st, in
         snprintf(id, sizeof(id), "strand-bench-txn-%d", (int)getpid());
         bench_conf_set(conf, "transactional.id", id);
     }
-    rd_kafka_conf_set_dr_msg_cb(conf, bench_txn_dr);
+    rd_kafka_conf_set_dr_msg_cb(conf, bench_prod_dr);
     rd_kafka_conf_set_opaque(conf, st);
     return bench_new(RD_KAFKA_PRODUCER, conf);
 }
@@ -86,7 +70,7 @@ static int64_t bench_txn_one(rd_kafka_t *rk, rd_kafka_topic_t *rkt, const bench_
 
 static void bench_txn_phase(const bench_opts_t *o)
 {
-    bench_txn_t st = {0, 0};
+    bench_prod_t st = {0, 0, 0};
     rd_kafka_t *rk = bench_txn_producer(o, &st, 1);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, o->topic, NULL);
     int64_t *lat = calloc(BENCH_TXN_MAX, sizeof(*lat));
@@ -117,7 +101,7 @@ static void bench_txn_phase(const bench_opts_t *o)
 
 static double bench_idem_phase(const bench_opts_t *o)
 {
-    bench_txn_t st = {0, 0};
+    bench_prod_t st = {0, 0, 0};
     rd_kafka_t *rk = bench_txn_producer(o, &st, 0);
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, o->topic, NULL);
     uint64_t seq = 0;
@@ -140,7 +124,7 @@ static double bench_idem_phase(const bench_opts_t *o)
 
 int bench_cmd_txn(const bench_opts_t *o)
 {
-    bench_txn_t st = {0, 0};
+    bench_prod_t st = {0, 0, 0};
     rd_kafka_t *rk = bench_txn_producer(o, &st, 0);
     bench_topic_ensure(rk, o);
     rd_kafka_destroy(rk);

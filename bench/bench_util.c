@@ -272,3 +272,16 @@ void bench_report_cpu(const bench_opts_t *o, const bench_cpu_t *c0, int64_t msgs
         bench_result("cpu_s_per_gb", cpu / (bytes / 1e9));
     }
 }
+
+void bench_prod_dr(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque)
+{
+    bench_prod_t *st = opaque;
+    (void)rk;
+    if (msg->err) {
+        if (st->failed++ < 5)
+            bench_log("delivery failed: %s", rd_kafka_err2str(msg->err));
+    } else {
+        st->ok++;
+    }
+    st->last_dr = bench_now();
+}

@@ -199,20 +199,43 @@ void txn_each(const txn_coord_t *c, txn_each_fn *fn, void *arg)
 
 /* ---- loading ---- */
 
-/* Drops every entry of part (its pending writes' answers find them gone). */
-static void txn_drop_part(txn_coord_t *c, int32_t part)
+int txn_select(const txn_coord_t *c, txn_want_fn *want, const void *arg, txn_t ***out)
 {
     size_t pos = 0, klen;
     const void *key;
     void *val;
-    txn_t **dead = NULL;
+    txn_t **v = NULL;
     int n = 0;
 
     while (smap_next(&c->txns, &pos, &key, &klen, &val))
-        if (((txn_t *)val)->part == part) {
-            dead = xrealloc(dead, sizeof(*dead) * (size_t)(n + 1));
-            dead[n++] = val;
+        if (want(c, val, arg)) {
+            v = xrealloc(v, sizeof(*v) * (size_t)(n + 1));
+            v[n++] = val;
         }
+    *out = v;
+    return n;
+}
+
+static bool txn_in_part(const txn_coord_t *c, const txn_t *t, const void *arg)
+{
+    (void)c;
+    return t->part == *(const int32_t *)arg;
+}
+
+/* Kafka resends the markers of transactions a coordinator left half way;
+ * an Ongoing one waits for its timeout. */
+static bool txn_half_ended(const txn_coord_t *c, const txn_t *t, const void *arg)
+{
+    return txn_in_part(c, t, arg) &&
+           (t->state == TXN_PREPARE_COMMIT || t->state == TXN_PREPARE_ABORT);
+}
+
+/* Drops every entry of part (its pending writes' answers find them gone). */
+static void txn_drop_part(txn_coord_t *c, int32_t part)
+{
+    txn_t **dead;
+    int n = txn_select(c, txn_in_part, &part, &dead);
+
     for (int i = 0; i < n; i++)
         txn_remove(c, dead[i]);
     free(dead);
@@ -256,22 +279,11 @@ int txn_load_record(txn_coord_t *c, int32_t part, const uint8_t *key, size_t key
 
 void txn_load_end(txn_coord_t *c, int32_t part)
 {
-    size_t pos = 0, klen;
-    const void *key;
-    void *val;
-    txn_t **todo = NULL;
-    int n = 0;
+    txn_t **todo;
+    int n;
 
     c->pstate[part] = TXN_PART_LOADED;
-    /* Kafka resends the markers of transactions a coordinator left half
-     * way; an Ongoing one waits for its timeout. */
-    while (smap_next(&c->txns, &pos, &key, &klen, &val)) {
-        txn_t *t = val;
-        if (t->part == part && (t->state == TXN_PREPARE_COMMIT || t->state == TXN_PREPARE_ABORT)) {
-            todo = xrealloc(todo, sizeof(*todo) * (size_t)(n + 1));
-            todo[n++] = t;
-        }
-    }
+    n = txn_select(c, txn_half_ended, &part, &todo);
     for (int i = 0; i < n; i++)
         txn_send_markers(c, todo[i]);
     free(todo);

@@ -157,53 +157,35 @@ static void txn_timeout_done(void *arg, int16_t err)
     (void)err;
 }
 
-/* Entries of served partitions with no write out, collected first: the
- * writes may run (and their answers change entries) in the call. */
-static int txn_collect(txn_coord_t *c, bool (*want)(const txn_coord_t *, const txn_t *, int64_t),
-                       int64_t now, txn_t ***out)
+/* Entries of served partitions with no write out (the sweeps'). */
+static bool txn_idle_entry(const txn_coord_t *c, const txn_t *t)
 {
-    size_t pos = 0, klen;
-    const void *key;
-    void *val;
-    txn_t **v = NULL;
-    int n = 0;
-
-    while (smap_next(&c->txns, &pos, &key, &klen, &val)) {
-        txn_t *t = val;
-        if (c->pstate[t->part] != TXN_PART_LOADED || t->pending != TXN_NONE || t->allocating ||
-            !want(c, t, now))
-            continue;
-        v = xrealloc(v, sizeof(*v) * (size_t)(n + 1));
-        v[n++] = t;
-    }
-    *out = v;
-    return n;
+    return c->pstate[t->part] == TXN_PART_LOADED && t->pending == TXN_NONE && !t->allocating;
 }
 
-static bool txn_timed_out(const txn_coord_t *c, const txn_t *t, int64_t now)
+static bool txn_timed_out(const txn_coord_t *c, const txn_t *t, const void *arg)
 {
-    (void)c;
-    return t->state == TXN_ONGOING && t->start_ms >= 0 && t->start_ms + t->timeout_ms <= now &&
+    int64_t now = *(const int64_t *)arg;
+    return txn_idle_entry(c, t) && t->state == TXN_ONGOING && t->start_ms >= 0 && t->start_ms + t->timeout_ms <= now &&
            t->epoch < INT16_MAX;
 }
 
-static bool txn_markers_lost(const txn_coord_t *c, const txn_t *t, int64_t now)
+static bool txn_markers_lost(const txn_coord_t *c, const txn_t *t, const void *arg)
 {
-    (void)c;
-    (void)now;
-    return (t->state == TXN_PREPARE_COMMIT || t->state == TXN_PREPARE_ABORT) && !t->markers_out;
+    (void)arg;
+    return txn_idle_entry(c, t) && (t->state == TXN_PREPARE_COMMIT || t->state == TXN_PREPARE_ABORT) && !t->markers_out;
 }
 
 void txn_abort_timed_out(txn_coord_t *c)
 {
     int64_t now = c->env.now_ms(c->env.ctx);
     txn_t **v;
-    int n = txn_collect(c, txn_markers_lost, now, &v);
+    int n = txn_select(c, txn_markers_lost, &now, &v);
 
     for (int i = 0; i < n; i++)
         txn_send_markers(c, v[i]);
     free(v);
-    n = txn_collect(c, txn_timed_out, now, &v);
+    n = txn_select(c, txn_timed_out, &now, &v);
     for (int i = 0; i < n; i++) {
         txn_t *t = v[i];
         int16_t fenced = t->fence_failed ? t->epoch : (int16_t)(t->epoch + 1);
@@ -220,9 +202,10 @@ static void txn_dead_then(txn_coord_t *c, txn_t *t, txn_op_t *op, int16_t err)
         txn_remove(c, t);
 }
 
-static bool txn_idle(const txn_coord_t *c, const txn_t *t, int64_t now)
+static bool txn_idle(const txn_coord_t *c, const txn_t *t, const void *arg)
 {
-    return (t->state == TXN_EMPTY || t->state == TXN_COMPLETE_COMMIT ||
+    int64_t now = *(const int64_t *)arg;
+    return txn_idle_entry(c, t) && (t->state == TXN_EMPTY || t->state == TXN_COMPLETE_COMMIT ||
             t->state == TXN_COMPLETE_ABORT) &&
            t->update_ms + c->cfg.id_expiration_ms <= now;
 }
@@ -231,7 +214,7 @@ void txn_expire_ids(txn_coord_t *c)
 {
     int64_t now = c->env.now_ms(c->env.ctx);
     txn_t **v;
-    int n = txn_collect(c, txn_idle, now, &v);
+    int n = txn_select(c, txn_idle, &now, &v);
 
     for (int i = 0; i < n; i++) {
         txn_op_t *op = txn_op_new(c, v[i], txn_dead_then, NULL, NULL);

@@ -61,6 +61,10 @@ void txn_remove(txn_coord_t *c, txn_t *t);
 /* txn_part_state of an id's partition, and the entry when served. */
 int16_t txn_find(const txn_coord_t *c, const char *id, size_t id_len, txn_t **t);
 bool txn_has_tp(const txn_t *t, const char *topic, int32_t partition);
+/* The entries want(c, t, arg) picks, collected first (a caller's work on
+ * them may run writes whose answers change entries). *out is malloc'd. */
+typedef bool txn_want_fn(const txn_coord_t *c, const txn_t *t, const void *arg);
+int txn_select(const txn_coord_t *c, txn_want_fn *want, const void *arg, txn_t ***out);
 void txn_tps_free(txn_tp_t *tps, int n);
 txn_tp_t *txn_tps_copy(const txn_tp_t *tps, int n);
 

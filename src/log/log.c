@@ -841,7 +841,7 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
     out->fd = -1;
     out->file_pos = 0;
     out->len = 0;
-    out->first_offset = out->upper_offset = -1;
+    out->first_offset = -1;
     if (log_is_down(log))
         return KERR_KAFKA_STORAGE_ERROR;
     if (offset < log->log_start_offset || offset > leo)
@@ -870,7 +870,6 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one, int
         out->file_pos = pos;
         out->len = (int32_t)len;
         out->first_offset = h.base_offset;
-        out->upper_offset = log_read_upper(log, i, pos, len);
         return 0;
     }
     return 0;

@@ -238,11 +238,6 @@ typedef struct log_read_result_s {
     int64_t file_pos;
     int32_t len;
     int64_t first_offset; /* base offset of the first batch, or -1 */
-    int64_t upper_offset; /* where the aborted transactions a read_committed
-                             reader must know of end (Kafka's fetch upper
-                             bound: the offset index's first entry past the
-                             region, else the next segment's base or the
-                             LEO), or -1 when len is 0 */
 } log_read_result_t;
 
 /* Reads whole batches, starting with the one that contains `offset`, from
@@ -261,8 +256,14 @@ int16_t log_read(log_t *log, int64_t offset, int32_t max_bytes, int min_one,
  * oldest transaction below it that is open or whose marker the high
  * watermark has not passed. read_committed readers stop there. */
 int64_t log_last_stable_offset(const log_t *log);
+/* Where the aborted transactions a read_committed reader of r (log_read's
+ * result, len > 0, the log unchanged since) must know of end: Kafka's
+ * fetch upper bound, the offset index's first entry past the region, else
+ * the next segment's base or the LEO. Only read_committed readers ask, so
+ * other reads pay nothing for it. */
+int64_t log_read_upper_offset(log_t *log, const log_read_result_t *r);
 /* Adds to out (the caller's) the aborted transactions that a read from
- * offset with upper bound upper (log_read's upper_offset) meets, in the
+ * offset with upper bound upper (log_read_upper_offset) meets, in the
  * order of their markers, as Kafka's collectAbortedTransactions. Returns 0
  * or KAFKA_STORAGE_ERROR. */
 int16_t log_aborted_txns(log_t *log, int64_t offset, int64_t upper, log_aborted_list_t *out);

@@ -87,8 +87,6 @@ int log_restart_at(log_t *log, int64_t base, int64_t now_ms);
  * with errno when the index could not be written. */
 int log_track_batch(log_t *log, log_segment_t *seg, const log_batch_hdr_t *h,
                     const uint8_t *batch, size_t len);
-/* The fetch upper bound of a read of len bytes at pos of segment i. */
-int64_t log_read_upper(const log_t *log, int i, int64_t pos, int64_t len);
 /* Replays producer state from its map end offset to the LEO. */
 int log_replay_pstate(log_t *log);
 /* Renders the producer snapshot due at a roll (log_snapshot_take). */

@@ -47,13 +47,12 @@ int16_t log_aborted_txns(log_t *log, int64_t offset, int64_t upper, log_aborted_
     return KERR_NONE;
 }
 
-/* Kafka's upper bound for the aborted transactions of a read of len bytes
- * at pos of segment i. */
-int64_t log_read_upper(const log_t *log, int i, int64_t pos, int64_t len)
+int64_t log_read_upper_offset(log_t *log, const log_read_result_t *r)
 {
+    int i = log_seg_floor(log, r->first_offset); /* the segment log_read read */
     int64_t off;
 
-    if (log_oidx_first_from(&log->segs[i]->oidx, pos + len, &off))
+    if (log_oidx_first_from(&log->segs[i]->oidx, r->file_pos + r->len, &off))
         return off;
     return i + 1 < log->nsegs ? log->segs[i + 1]->base_offset : log_end_offset(log);
 }

@@ -122,7 +122,8 @@ void part_read(part_t *part, part_read_t *rd, int64_t *budget, int min_one)
                                : rd->high_watermark,
                    &lr);
     if (!err && committed && lr.len > 0)
-        err = log_aborted_txns(part->log, rd->fetch_offset, lr.upper_offset, &rd->aborted);
+        err = log_aborted_txns(part->log, rd->fetch_offset, log_read_upper_offset(part->log, &lr),
+                               &rd->aborted);
     if (err) {
         if (lr.fd >= 0)
             close(lr.fd);

@@ -207,12 +207,12 @@ static void test_segments(void)
     CU_ASSERT_EQUAL(tl_file_size(tl_path_in(dir, TXNIDX0)), -1);
     CU_ASSERT_EQUAL(log_read(log, 0, 1 << 20, 1, log_last_stable_offset(log), &r), 0);
     CU_ASSERT(r.len > 0);
-    CU_ASSERT_EQUAL(r.upper_offset, 3);
-    CU_ASSERT_EQUAL(log_aborted_txns(log, 0, r.upper_offset, &l), 0);
+    CU_ASSERT_EQUAL(log_read_upper_offset(log, &r), 3);
+    CU_ASSERT_EQUAL(log_aborted_txns(log, 0, log_read_upper_offset(log, &r), &l), 0);
     CU_ASSERT(l.n == 1 && l.v[0].first_offset == 0 && l.v[0].last_offset == 3);
     close(r.fd);
     CU_ASSERT_EQUAL(log_read(log, 3, 1 << 20, 1, log_last_stable_offset(log), &r), 0);
-    CU_ASSERT_EQUAL(r.upper_offset, 5);
+    CU_ASSERT_EQUAL(log_read_upper_offset(log, &r), 5);
     close(r.fd);
     /* the segment goes, and its index with it */
     CU_ASSERT_EQUAL(log_delete_records(log, 4), 0);
